@@ -1,0 +1,75 @@
+//! The one wrapper every C entry point goes through: panic boundary, conversion of
+//! `Result` to an MPI error code, and dispatch to the right error handler.
+
+use crate::core::error::MpiError;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The object whose error handler an error raised by a call is given to (the call's first
+/// communicator, window, file or session argument; `None` means `MPI_COMM_SELF`'s handler).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrObj {
+    /// No object argument: errors go to `MPI_COMM_SELF`'s handler (MPI-4 rule).
+    None,
+    /// A communicator handle (raw value).
+    Comm(usize),
+    /// A window handle (raw value).
+    Win(usize),
+    /// A file handle (raw value).
+    File(usize),
+    /// A session handle (raw value).
+    Session(usize),
+}
+
+/// Runs the body of an `int`-returning MPI function.
+#[inline(always)]
+pub fn call(name: &'static str, obj: ErrObj, body: impl FnOnce() -> Result<(), MpiError>) -> i32 {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => crate::core::errhandler::raise(name, obj, e),
+        Err(panic) => crate::core::errhandler::raise(name, obj, MpiError::from_panic(panic)),
+    }
+}
+
+/// Runs the body of a function that returns a value instead of an error code
+/// (`MPI_Wtime`, `MPI_Aint_add`, `MPI_Comm_fromint`, ...). Errors are reported through
+/// `MPI_COMM_SELF`'s handler and the value's default is returned.
+#[inline(always)]
+pub fn call_value<T: Fallback>(name: &'static str, body: impl FnOnce() -> Result<T, MpiError>) -> T {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => {
+            crate::core::errhandler::raise(name, ErrObj::None, e);
+            T::fallback()
+        }
+        Err(panic) => {
+            crate::core::errhandler::raise(name, ErrObj::None, MpiError::from_panic(panic));
+            T::fallback()
+        }
+    }
+}
+
+/// The value a value-returning function gives back when it fails.
+pub trait Fallback {
+    /// Zero, or the null handle.
+    fn fallback() -> Self;
+}
+impl Fallback for f64 {
+    fn fallback() -> Self {
+        0.0
+    }
+}
+impl Fallback for isize {
+    fn fallback() -> Self {
+        0
+    }
+}
+impl Fallback for i32 {
+    fn fallback() -> Self {
+        0
+    }
+}
+impl<T> Fallback for *mut T {
+    fn fallback() -> Self {
+        std::ptr::null_mut()
+    }
+}

@@ -1,0 +1,27 @@
+//! The C boundary: entry points generated from `api/functions.txt` by build.rs, the
+//! constants of the MPI-5.0 ABI, handle conversion and error-handler dispatch.
+//!
+//! Everything `unsafe` about raw C pointers lives here and in [`imp`]; the core below works on
+//! checked Rust values.
+#![allow(non_snake_case, non_upper_case_globals, clippy::missing_safety_doc)]
+
+pub mod entry;
+pub mod imp;
+pub mod types;
+
+/// Every integer constant of `mpi.h`, generated from `api/prologue.h`.
+#[allow(missing_docs, clippy::unnecessary_cast)]
+pub mod consts {
+    include!(concat!(env!("OUT_DIR"), "/abi_consts.rs"));
+}
+
+/// The generated `MPI_*` / `PMPI_*` entry points.
+#[allow(unused_variables, unused_imports, clippy::too_many_arguments, clippy::unit_arg)]
+pub mod generated {
+    use super::entry::{self, ErrObj};
+    use super::imp;
+    use super::types::*;
+    use crate::core::error::MpiError;
+    use core::ffi::{c_char, c_int, c_long, c_uint, c_void};
+    include!(concat!(env!("OUT_DIR"), "/abi_entry.rs"));
+}

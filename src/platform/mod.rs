@@ -1,0 +1,1 @@
+//! Platform services: bootstrap, shared segments, CMA, waiting, configuration.

@@ -1,0 +1,1 @@
+//! Transports: how bytes move between ranks.
