@@ -40,7 +40,11 @@ fn main() {
 
     let prologue = fs::read_to_string(api.join("prologue.h")).expect("prologue.h");
     let hympi_prologue = fs::read_to_string(api.join("hympi_prologue.h")).unwrap_or_default();
-    fs::write(out.join("abi_consts.rs"), gen_consts(&[&prologue, &hympi_prologue])).unwrap();
+    fs::write(
+        out.join("abi_consts.rs"),
+        gen_consts(&[&prologue, &hympi_prologue]),
+    )
+    .unwrap();
 
     let funcs = parse_table(&fs::read_to_string(api.join("functions.txt")).expect("functions.txt"));
     let ext_funcs = fs::read_to_string(api.join("hympi_functions.txt"))
@@ -54,11 +58,20 @@ fn main() {
     }
     fs::write(out.join("abi_entry.rs"), entry).unwrap();
 
-    write_if_changed(&root.join("include/mpi.h"), &gen_header("MPI_H_INCLUDED", "", &prologue, &funcs, true));
+    write_if_changed(
+        &root.join("include/mpi.h"),
+        &gen_header("MPI_H_INCLUDED", "", &prologue, &funcs, true),
+    );
     if !ext_funcs.is_empty() {
         write_if_changed(
             &root.join("include/hympi.h"),
-            &gen_header("HYMPI_H_INCLUDED", "#include \"mpi.h\"\n", &hympi_prologue, &ext_funcs, false),
+            &gen_header(
+                "HYMPI_H_INCLUDED",
+                "#include \"mpi.h\"\n",
+                &hympi_prologue,
+                &ext_funcs,
+                false,
+            ),
         );
     }
     let (detail, summary) = gen_coverage(&funcs, &ext_funcs, &implemented);
@@ -90,9 +103,13 @@ fn gen_consts(texts: &[&str]) -> String {
     let mut seen = BTreeSet::new();
     for text in texts {
         for line in text.lines() {
-            let Some(rest) = line.trim().strip_prefix("#define ") else { continue };
+            let Some(rest) = line.trim().strip_prefix("#define ") else {
+                continue;
+            };
             let mut it = rest.splitn(2, char::is_whitespace);
-            let (Some(name), Some(value)) = (it.next(), it.next()) else { continue };
+            let (Some(name), Some(value)) = (it.next(), it.next()) else {
+                continue;
+            };
             if name.contains('(') || !seen.insert(name.to_string()) {
                 continue;
             }
@@ -104,7 +121,11 @@ fn gen_consts(texts: &[&str]) -> String {
                     let ty = &inner[..close];
                     if let Some(n) = parse_int(&inner[close + 1..]) {
                         let rty = if ty == "int" { "i32" } else { "usize" };
-                        let n = if rty == "usize" { n as usize as i128 } else { n };
+                        let n = if rty == "usize" {
+                            n as usize as i128
+                        } else {
+                            n
+                        };
                         let _ = writeln!(s, "pub const {name}: {rty} = {n} as {rty}; // {ty}");
                         continue;
                     }
@@ -112,7 +133,11 @@ fn gen_consts(texts: &[&str]) -> String {
             }
             let num = compact.trim_start_matches('(').trim_end_matches(')');
             if let Some(n) = parse_int(num) {
-                let rty = if i32::try_from(n).is_ok() { "i32" } else { "i64" };
+                let rty = if i32::try_from(n).is_ok() {
+                    "i32"
+                } else {
+                    "i64"
+                };
                 let _ = writeln!(s, "pub const {name}: {rty} = {n};");
             }
         }
@@ -153,7 +178,9 @@ fn parse_table(text: &str) -> Vec<Func> {
 
 fn parse_proto(chapter: &str, line: &str) -> Func {
     let line = line.trim_end_matches(';').trim();
-    let open = line.find('(').unwrap_or_else(|| panic!("bad prototype: {line}"));
+    let open = line
+        .find('(')
+        .unwrap_or_else(|| panic!("bad prototype: {line}"));
     let close = line.rfind(')').unwrap();
     let head = line[..open].trim();
     let name_start = head.rfind(|c: char| c.is_whitespace() || c == '*').unwrap() + 1;
@@ -172,7 +199,14 @@ fn parse_proto(chapter: &str, line: &str) -> Func {
             params.push(parse_param(p, &name));
         }
     }
-    Func { chapter: chapter.to_string(), ret, name, params, variadic, proto_args: args.to_string() }
+    Func {
+        chapter: chapter.to_string(),
+        ret,
+        name,
+        params,
+        variadic,
+        proto_args: args.to_string(),
+    }
 }
 
 fn parse_param(p: &str, fname: &str) -> Param {
@@ -181,7 +215,10 @@ fn parse_param(p: &str, fname: &str) -> Param {
         Some(i) => (p[..i].trim(), p[i..].matches('[').count()),
         None => (p, 0),
     };
-    let name_start = decl.rfind(|c: char| c.is_whitespace() || c == '*').unwrap_or_else(|| panic!("{fname}: {p}")) + 1;
+    let name_start = decl
+        .rfind(|c: char| c.is_whitespace() || c == '*')
+        .unwrap_or_else(|| panic!("{fname}: {p}"))
+        + 1;
     let name = decl[name_start..].to_string();
     let tpart = decl[..name_start].trim();
     let stars = tpart.matches('*').count() + arrays.min(1);
@@ -191,15 +228,23 @@ fn parse_param(p: &str, fname: &str) -> Param {
     let rbase = rust_base(&base, stars, fname);
     let mut rust = rbase;
     for level in 0..stars {
-        let ptr = if is_const && level == 0 { "*const " } else { "*mut " };
+        let ptr = if is_const && level == 0 {
+            "*const "
+        } else {
+            "*mut "
+        };
         rust = format!("{ptr}{rust}");
     }
-    Param { name: rust_ident(&name), rust }
+    Param {
+        name: rust_ident(&name),
+        rust,
+    }
 }
 
 fn rust_ident(name: &str) -> String {
     match name {
-        "type" | "ref" | "in" | "fn" | "match" | "mod" | "loop" | "move" | "self" | "where" | "use" => format!("{name}_"),
+        "type" | "ref" | "in" | "fn" | "match" | "mod" | "loop" | "move" | "self" | "where"
+        | "use" => format!("{name}_"),
         _ => name.to_string(),
     }
 }
@@ -212,7 +257,11 @@ fn rust_base(base: &str, stars: usize, fname: &str) -> String {
         "void" => "c_void".into(),
         "double" => "f64".into(),
         "long" => "c_long".into(),
-        b if b.starts_with("MPI") && !(b.ends_with("_function") || b.ends_with("_function_c") || b.ends_with("_fn")) => b.into(),
+        b if b.starts_with("MPI")
+            && !(b.ends_with("_function") || b.ends_with("_function_c") || b.ends_with("_fn")) =>
+        {
+            b.into()
+        }
         b if stars > 0 => {
             let _ = b;
             "c_void".into()
@@ -231,7 +280,9 @@ fn rust_ret(ret: &str) -> &str {
 
 fn scan_implemented(dir: &Path) -> BTreeSet<String> {
     let mut set = BTreeSet::new();
-    let Ok(rd) = fs::read_dir(dir) else { return set };
+    let Ok(rd) = fs::read_dir(dir) else {
+        return set;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.extension().map(|x| x == "rs").unwrap_or(false) {
@@ -241,12 +292,22 @@ fn scan_implemented(dir: &Path) -> BTreeSet<String> {
                 .filter(|l| !l.trim_start().starts_with("//"))
                 .collect::<Vec<_>>()
                 .join("\n");
-            for (i, _) in code.match_indices("fn MPI") {
-                let rest = &code[i + 3..];
-                let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
-                if rest[end..].starts_with('(') {
-                    set.insert(rest[..end].to_string());
+            // Every identifier naming an MPI function counts (plain `fn MPI_x(` definitions and
+            // names handed to definition macros); a name with no definition fails to compile.
+            let mut rest = code.as_str();
+            while let Some(k) = rest.find("MPI") {
+                let before = rest[..k].chars().last();
+                let tail = &rest[k..];
+                let end = tail
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(tail.len());
+                if !before
+                    .map(|c| c.is_alphanumeric() || c == '_')
+                    .unwrap_or(false)
+                {
+                    set.insert(tail[..end].to_string());
                 }
+                rest = &tail[end.max(1)..];
             }
         }
     }
@@ -267,33 +328,66 @@ fn err_object(f: &Func) -> String {
 }
 
 fn gen_entry(s: &mut String, f: &Func, implemented: bool) {
-    let sig: Vec<String> = f.params.iter().map(|p| format!("{}: {}", p.name, p.rust)).collect();
+    let sig: Vec<String> = f
+        .params
+        .iter()
+        .map(|p| format!("{}: {}", p.name, p.rust))
+        .collect();
     let args: Vec<String> = f.params.iter().map(|p| p.name.clone()).collect();
     let (sig, args) = (sig.join(", "), args.join(", "));
     let ret = rust_ret(&f.ret);
     let pname = format!("P{}", f.name);
     let name = &f.name;
-    let _ = writeln!(s, "/// `{}({})`{}", name, f.proto_args, if implemented { "" } else { ": not implemented yet (returns `MPI_ERR_UNSUPPORTED_OPERATION`)" });
-    let _ = writeln!(s, "#[no_mangle]\npub unsafe extern \"C\" fn {pname}({sig}) -> {ret} {{");
+    let _ = writeln!(
+        s,
+        "/// `{}({})`{}",
+        name,
+        f.proto_args,
+        if implemented {
+            ""
+        } else {
+            ": not implemented yet (returns `MPI_ERR_UNSUPPORTED_OPERATION`)"
+        }
+    );
+    let _ = writeln!(
+        s,
+        "#[no_mangle]\npub unsafe extern \"C\" fn {pname}({sig}) -> {ret} {{"
+    );
     let call = if implemented {
         format!("imp::{name}({args})")
     } else {
         format!("{{ let _ = ({args}); Err(MpiError::unsupported(\"{name}\")) }}")
     };
     if ret == "c_int" {
-        let _ = writeln!(s, "    entry::call(\"{name}\", {}, || {call})", err_object(f));
+        let _ = writeln!(
+            s,
+            "    entry::call(\"{name}\", {}, || {call})",
+            err_object(f)
+        );
     } else {
         let _ = writeln!(s, "    entry::call_value(\"{name}\", || {call})");
     }
     let _ = writeln!(s, "}}");
-    let _ = writeln!(s, "/// `{name}`: forwards to `{pname}` (profiling interface).");
+    let _ = writeln!(
+        s,
+        "/// `{name}`: forwards to `{pname}` (profiling interface)."
+    );
     let _ = writeln!(s, "#[no_mangle]\npub unsafe extern \"C\" fn {name}({sig}) -> {ret} {{\n    {pname}({args})\n}}\n");
     let _ = f.variadic;
 }
 
-fn gen_header(guard: &str, include: &str, prologue: &str, funcs: &[Func], close_extern_c: bool) -> String {
+fn gen_header(
+    guard: &str,
+    include: &str,
+    prologue: &str,
+    funcs: &[Func],
+    close_extern_c: bool,
+) -> String {
     let mut h = String::new();
-    let _ = writeln!(h, "/* Generated by hympi's build.rs from src/abi/api/: do not edit. */");
+    let _ = writeln!(
+        h,
+        "/* Generated by hympi's build.rs from src/abi/api/: do not edit. */"
+    );
     let _ = writeln!(h, "#ifndef {guard}\n#define {guard}\n{include}");
     h.push_str(prologue);
     if !close_extern_c {
@@ -333,11 +427,19 @@ fn gen_coverage(funcs: &[Func], ext: &[Func], implemented: &BTreeSet<String>) ->
         for f in list {
             if f.chapter != chapter {
                 chapter = &f.chapter;
-                let _ = writeln!(detail, "\n### {chapter}\n\n| function | implemented |\n|---|---|");
+                let _ = writeln!(
+                    detail,
+                    "\n### {chapter}\n\n| function | implemented |\n|---|---|"
+                );
                 chapters.push((chapter.to_string(), 0, 0));
             }
             let yes = implemented.contains(&f.name);
-            let _ = writeln!(detail, "| `{}` | {} |", f.name, if yes { "yes" } else { "no" });
+            let _ = writeln!(
+                detail,
+                "| `{}` | {} |",
+                f.name,
+                if yes { "yes" } else { "no" }
+            );
             let c = chapters.last_mut().unwrap();
             c.2 += 1;
             tt += 1;

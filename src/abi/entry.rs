@@ -34,7 +34,10 @@ pub fn call(name: &'static str, obj: ErrObj, body: impl FnOnce() -> Result<(), M
 /// (`MPI_Wtime`, `MPI_Aint_add`, `MPI_Comm_fromint`, ...). Errors are reported through
 /// `MPI_COMM_SELF`'s handler and the value's default is returned.
 #[inline(always)]
-pub fn call_value<T: Fallback>(name: &'static str, body: impl FnOnce() -> Result<T, MpiError>) -> T {
+pub fn call_value<T: Fallback>(
+    name: &'static str,
+    body: impl FnOnce() -> Result<T, MpiError>,
+) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {

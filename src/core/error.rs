@@ -27,7 +27,11 @@ impl MpiError {
     /// A new error of `class` with a message.
     #[cold]
     pub fn new(class: i32, message: impl Into<String>) -> Self {
-        MpiError(Box::new(ErrorInner { class, message: message.into(), object: None }))
+        MpiError(Box::new(ErrorInner {
+            class,
+            message: message.into(),
+            object: None,
+        }))
     }
     /// `MPI_ERR_UNSUPPORTED_OPERATION` for a function hympi does not implement yet.
     #[cold]
@@ -45,7 +49,10 @@ impl MpiError {
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
-        Self::new(MPI_ERR_INTERN, format!("internal error (panic caught at the C boundary): {what}"))
+        Self::new(
+            MPI_ERR_INTERN,
+            format!("internal error (panic caught at the C boundary): {what}"),
+        )
     }
     /// Directs the error to `object`'s handler.
     pub fn on(mut self, object: ErrObj) -> Self {

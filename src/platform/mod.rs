@@ -1,1 +1,5 @@
 //! Platform services: bootstrap, shared segments, CMA, waiting, configuration.
+pub mod bootstrap;
+pub mod cma;
+pub mod config;
+pub mod wait;

@@ -1,1 +1,2 @@
 //! Transports: how bytes move between ranks.
+pub mod shm;

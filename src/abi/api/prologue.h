@@ -178,6 +178,7 @@ typedef struct MPI_ABI_T_event_registration *MPI_T_event_registration;
 #define MPI_ERR_INTERN 17
 #define MPI_ERR_PENDING 18
 #define MPI_ERR_IN_STATUS 19
+#define MPI_ERR_NO_MEM 39
 #define MPI_ERR_UNSUPPORTED_OPERATION 52
 #define MPI_ERR_LASTCODE 0x3fff
 

@@ -1,0 +1,1547 @@
+//! Point-to-point communication: the C functions.
+
+use super::util::{count, out};
+use crate::abi::consts::*;
+use crate::abi::entry::ErrObj;
+use crate::abi::types::*;
+use crate::core::datatype::{self, TypeInfo};
+use crate::core::error::{fail, MpiError, MpiResult};
+use crate::core::matching::{Pattern, Payload};
+use crate::core::p2p::{
+    check_dest, check_recv_tag, check_send_tag, check_source, RecvArgs, SendArgs,
+};
+use crate::core::request::{self, PersistentOp, ReqKind, SendMode, Status};
+use crate::core::runtime::{self, Runtime};
+use core::ffi::{c_int, c_void};
+
+// ---------------------------------------------------------------------------------------------
+// argument checking
+
+#[inline]
+fn buffer_bytes(buf: *const c_void, n: i64, dt: MPI_Datatype) -> MpiResult<(usize, TypeInfo)> {
+    let n = count(n)?;
+    let t = datatype::lookup(dt as usize)?;
+    let bytes = match t.span(n) {
+        Some(b) if b <= isize::MAX as usize => b,
+        _ => {
+            return fail(
+                MPI_ERR_COUNT,
+                format!("count {n} is too large for this datatype"),
+            )
+        }
+    };
+    if buf.is_null() && bytes > 0 {
+        return fail(
+            MPI_ERR_BUFFER,
+            "the buffer is NULL but the message is not empty",
+        );
+    }
+    Ok((bytes, t))
+}
+
+#[inline]
+fn send_args(
+    rt: &Runtime,
+    buf: *const c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> MpiResult<SendArgs> {
+    let (idx, c) = rt.comm(comm as usize)?;
+    let (bytes, _) = buffer_bytes(buf, n, dt)?;
+    check_dest(c, dest)?;
+    check_send_tag(tag)?;
+    Ok(SendArgs {
+        comm: idx,
+        dest,
+        tag,
+        buf: buf as *const u8,
+        bytes,
+        mode,
+    })
+}
+
+#[inline]
+fn recv_args(
+    rt: &Runtime,
+    buf: *mut c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<RecvArgs> {
+    let (idx, c) = rt.comm(comm as usize)?;
+    let (cap, _) = buffer_bytes(buf, n, dt)?;
+    check_source(c, src)?;
+    check_recv_tag(tag)?;
+    Ok(RecvArgs {
+        comm: idx,
+        src,
+        tag,
+        buf: buf as *mut u8,
+        cap,
+    })
+}
+
+#[inline]
+fn request_index(rt: &Runtime, h: MPI_Request) -> MpiResult<u32> {
+    match rt.reqs.decode(h as usize) {
+        Some(i) => Ok(i),
+        None => fail(
+            MPI_ERR_REQUEST,
+            format!("invalid request handle {:#x}", h as usize),
+        ),
+    }
+}
+
+/// The error of a completed operation, directed at its communicator's handler.
+#[cold]
+fn status_error(rt: &Runtime, comm: u32, st: &Status) -> MpiError {
+    let msg = match st.error {
+        MPI_ERR_TRUNCATE => format!("message truncated: the receive buffer holds {} bytes but a longer message from rank {} (tag {}) arrived", st.bytes, st.source, st.tag),
+        e => format!("operation failed with error class {e}"),
+    };
+    MpiError::new(st.error, msg).on(ErrObj::Comm(rt.comm_handle(comm)))
+}
+
+#[inline]
+unsafe fn write_status(status: *mut MPI_Status, st: &Status) {
+    // SAFETY: MPI_STATUS_IGNORE is NULL; any other pointer is the caller's status.
+    if let Some(s) = unsafe { status.as_mut() } {
+        st.write(s, false);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// blocking and nonblocking send/recv
+
+/// Starts a send and returns its request, or `None` when it completed at once.
+#[inline]
+unsafe fn isend(
+    buf: *const c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> MpiResult<u32> {
+    runtime::with(|rt| {
+        let a = send_args(rt, buf, n, dt, dest, tag, comm, mode)?;
+        let rid = rt.new_request(ReqKind::Send, a.comm)?;
+        rt.start_send(rid, a)?;
+        Ok(rid)
+    })
+}
+
+#[inline]
+unsafe fn irecv(
+    buf: *mut c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<u32> {
+    runtime::with(|rt| {
+        let a = recv_args(rt, buf, n, dt, src, tag, comm)?;
+        let rid = rt.new_request(ReqKind::Recv, a.comm)?;
+        rt.start_recv(rid, a)?;
+        Ok(rid)
+    })
+}
+
+/// Waits for internal request `rid`, frees it and returns its status (an error in the status
+/// becomes the call's error).
+#[inline]
+fn wait_free(rid: u32) -> MpiResult<Status> {
+    let (st, comm) = runtime::wait_for(|rt| {
+        let r = rt.reqs.get(rid).expect("live request");
+        if !r.done {
+            return Ok(None);
+        }
+        let out = (r.status, r.comm);
+        rt.reqs.remove(rid);
+        Ok(Some(out))
+    })?;
+    if st.error != MPI_SUCCESS {
+        return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
+    }
+    Ok(st)
+}
+
+#[inline]
+unsafe fn send_blocking(
+    buf: *const c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> MpiResult<()> {
+    let rid = unsafe { isend(buf, n, dt, dest, tag, comm, mode) }?;
+    wait_free(rid).map(|_| ())
+}
+
+#[inline]
+unsafe fn recv_blocking(
+    buf: *mut c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let rid = unsafe { irecv(buf, n, dt, src, tag, comm) }?;
+    let (st, comm) = runtime::wait_for(|rt| {
+        let r = rt.reqs.get(rid).expect("live request");
+        if !r.done {
+            return Ok(None);
+        }
+        let out = (r.status, r.comm);
+        rt.reqs.remove(rid);
+        Ok(Some(out))
+    })?;
+    unsafe { write_status(status, &st) };
+    if st.error != MPI_SUCCESS {
+        return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
+    }
+    Ok(())
+}
+
+#[inline]
+unsafe fn set_request(request: *mut MPI_Request, rid: MpiResult<u32>) -> MpiResult<()> {
+    let slot = unsafe { out(request, "request") }?;
+    let rid = rid?;
+    *slot = runtime::with(|rt| Ok(rt.reqs.handle(rid)))? as MPI_Request;
+    Ok(())
+}
+
+macro_rules! send_fns {
+    ($($blocking:ident, $nonblocking:ident, $blocking_c:ident, $nonblocking_c:ident => $mode:expr;)*) => {$(
+        pub(crate) unsafe fn $blocking(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<()> {
+            unsafe { send_blocking(buf, count as i64, datatype, dest, tag, comm, $mode) }
+        }
+        pub(crate) unsafe fn $blocking_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<()> {
+            unsafe { send_blocking(buf, count, datatype, dest, tag, comm, $mode) }
+        }
+        pub(crate) unsafe fn $nonblocking(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
+            unsafe { set_request(request, isend(buf, count as i64, datatype, dest, tag, comm, $mode)) }
+        }
+        pub(crate) unsafe fn $nonblocking_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
+            unsafe { set_request(request, isend(buf, count, datatype, dest, tag, comm, $mode)) }
+        }
+    )*};
+}
+
+send_fns! {
+    MPI_Send, MPI_Isend, MPI_Send_c, MPI_Isend_c => SendMode::Standard;
+    MPI_Ssend, MPI_Issend, MPI_Ssend_c, MPI_Issend_c => SendMode::Sync;
+    MPI_Rsend, MPI_Irsend, MPI_Rsend_c, MPI_Irsend_c => SendMode::Ready;
+    MPI_Bsend, MPI_Ibsend, MPI_Bsend_c, MPI_Ibsend_c => SendMode::Buffered;
+}
+
+pub(crate) unsafe fn MPI_Recv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    unsafe { recv_blocking(buf, count as i64, datatype, source, tag, comm, status) }
+}
+
+pub(crate) unsafe fn MPI_Recv_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    unsafe { recv_blocking(buf, count, datatype, source, tag, comm, status) }
+}
+
+pub(crate) unsafe fn MPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    unsafe {
+        set_request(
+            request,
+            irecv(buf, count as i64, datatype, source, tag, comm),
+        )
+    }
+}
+
+pub(crate) unsafe fn MPI_Irecv_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    unsafe { set_request(request, irecv(buf, count, datatype, source, tag, comm)) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// sendrecv
+
+unsafe fn sendrecv(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let (rr, sr) = runtime::with(|rt| {
+        let ra = recv_args(rt, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let sa = send_args(
+            rt,
+            sendbuf,
+            sendcount,
+            sendtype,
+            dest,
+            sendtag,
+            comm,
+            SendMode::Standard,
+        )?;
+        let rr = rt.new_request(ReqKind::Recv, ra.comm)?;
+        rt.start_recv(rr, ra)?;
+        let sr = rt.new_request(ReqKind::Send, sa.comm)?;
+        rt.start_send(sr, sa)?;
+        Ok((rr, sr))
+    })?;
+    wait_free(sr)?;
+    let (st, comm) = runtime::wait_for(|rt| {
+        let r = rt.reqs.get(rr).expect("live request");
+        if !r.done {
+            return Ok(None);
+        }
+        let out = (r.status, r.comm);
+        rt.reqs.remove(rr);
+        Ok(Some(out))
+    })?;
+    unsafe { write_status(status, &st) };
+    if st.error != MPI_SUCCESS {
+        return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Sendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    unsafe {
+        sendrecv(
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            dest,
+            sendtag,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
+
+pub(crate) unsafe fn MPI_Sendrecv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    unsafe {
+        sendrecv(
+            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+            recvtag, comm, status,
+        )
+    }
+}
+
+unsafe fn sendrecv_replace(
+    buf: *mut c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let (bytes, _) = buffer_bytes(buf, n, dt)?;
+    // SAFETY: the buffer holds `bytes` bytes (checked non-null when non-empty).
+    let copy = unsafe { crate::core::p2p::raw_slice(buf as *const u8, bytes) }.to_vec();
+    unsafe {
+        sendrecv(
+            copy.as_ptr().cast(),
+            n,
+            dt,
+            dest,
+            sendtag,
+            buf,
+            n,
+            dt,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
+
+pub(crate) unsafe fn MPI_Sendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    unsafe {
+        sendrecv_replace(
+            buf,
+            count as i64,
+            datatype,
+            dest,
+            sendtag,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
+
+pub(crate) unsafe fn MPI_Sendrecv_replace_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    unsafe {
+        sendrecv_replace(
+            buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
+        )
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// buffered-send buffer
+
+pub(crate) unsafe fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> MpiResult<()> {
+    unsafe { MPI_Buffer_attach_c(buffer, size as MPI_Count) }
+}
+
+pub(crate) unsafe fn MPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count) -> MpiResult<()> {
+    if size < 0 {
+        return fail(MPI_ERR_ARG, format!("invalid buffer size {size}"));
+    }
+    if buffer.is_null() && size > 0 {
+        return fail(MPI_ERR_BUFFER, "the buffer is NULL");
+    }
+    runtime::with(|rt| {
+        if rt.bsend.base != 0 {
+            return fail(
+                MPI_ERR_BUFFER,
+                "a buffer is already attached (detach it first)",
+            );
+        }
+        rt.bsend.base = buffer as usize;
+        rt.bsend.size = size as usize;
+        Ok(())
+    })
+}
+
+unsafe fn buffer_detach(buffer_addr: *mut c_void, size: &mut usize) -> MpiResult<()> {
+    let slot = unsafe { out(buffer_addr as *mut *mut c_void, "buffer_addr") }?;
+    // Buffered messages must be delivered before the buffer goes back to the user.
+    runtime::wait_for(|rt| Ok(rt.bsend.used.is_empty().then_some(())))?;
+    let (base, sz) = runtime::with(|rt| {
+        let out = (rt.bsend.base, rt.bsend.size);
+        rt.bsend.base = 0;
+        rt.bsend.size = 0;
+        Ok(out)
+    })?;
+    *slot = base as *mut c_void;
+    *size = sz;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Buffer_detach(
+    buffer_addr: *mut c_void,
+    size: *mut c_int,
+) -> MpiResult<()> {
+    let size = unsafe { out(size, "size") }?;
+    let mut s = 0usize;
+    unsafe { buffer_detach(buffer_addr, &mut s) }?;
+    *size = s.min(i32::MAX as usize) as c_int;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Buffer_detach_c(
+    buffer_addr: *mut c_void,
+    size: *mut MPI_Count,
+) -> MpiResult<()> {
+    let size = unsafe { out(size, "size") }?;
+    let mut s = 0usize;
+    unsafe { buffer_detach(buffer_addr, &mut s) }?;
+    *size = s as MPI_Count;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// completion
+
+/// Whether request `rid` can be completed by a wait/test now (done, or an inactive
+/// persistent request).
+#[inline]
+fn ready(rt: &Runtime, rid: u32) -> bool {
+    let r = rt.reqs.get(rid).expect("live request");
+    r.done || !r.active
+}
+
+/// Completes request `rid` for the user: returns its status, frees it (writing
+/// `MPI_REQUEST_NULL` into `slot`) or, for a persistent request, makes it inactive.
+#[inline]
+fn finish(rt: &mut Runtime, rid: u32, slot: &mut MPI_Request) -> (Status, u32) {
+    let r = rt.reqs.get_mut(rid).expect("live request");
+    let st = if r.active { r.status } else { Status::EMPTY };
+    let comm = r.comm;
+    if r.persistent.is_some() {
+        r.active = false;
+        r.done = true;
+    } else {
+        rt.reqs.remove(rid);
+        *slot = MPI_REQUEST_NULL as MPI_Request;
+    }
+    (st, comm)
+}
+
+pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> MpiResult<()> {
+    let slot = unsafe { out(request, "request") }?;
+    if *slot as usize == MPI_REQUEST_NULL {
+        unsafe { write_status(status, &Status::EMPTY) };
+        return Ok(());
+    }
+    let rid = runtime::with(|rt| request_index(rt, *slot))?;
+    let (st, comm) = runtime::wait_for(|rt| Ok(ready(rt, rid).then(|| finish(rt, rid, slot))))?;
+    unsafe { write_status(status, &st) };
+    if st.error != MPI_SUCCESS {
+        return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let slot = unsafe { out(request, "request") }?;
+    let flag = unsafe { out(flag, "flag") }?;
+    if *slot as usize == MPI_REQUEST_NULL {
+        *flag = 1;
+        unsafe { write_status(status, &Status::EMPTY) };
+        return Ok(());
+    }
+    let res = runtime::with(|rt| {
+        let rid = request_index(rt, *slot)?;
+        if !ready(rt, rid) {
+            rt.progress()?;
+        }
+        Ok(ready(rt, rid).then(|| finish(rt, rid, slot)))
+    })?;
+    match res {
+        None => *flag = 0,
+        Some((st, comm)) => {
+            *flag = 1;
+            unsafe { write_status(status, &st) };
+            if st.error != MPI_SUCCESS {
+                return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Resolves an array of request handles: `None` for null handles.
+unsafe fn resolve_all(rt: &Runtime, reqs: &[MPI_Request]) -> MpiResult<Vec<Option<u32>>> {
+    reqs.iter()
+        .map(|&h| {
+            if h as usize == MPI_REQUEST_NULL {
+                Ok(None)
+            } else {
+                request_index(rt, h).map(Some)
+            }
+        })
+        .collect()
+}
+
+#[inline]
+unsafe fn req_slice<'a>(count: c_int, reqs: *mut MPI_Request) -> MpiResult<&'a mut [MPI_Request]> {
+    let n = super::util::count(count as i64)?;
+    if n == 0 {
+        return Ok(&mut []);
+    }
+    if reqs.is_null() {
+        return fail(MPI_ERR_ARG, "the request array must not be NULL");
+    }
+    // SAFETY: the caller passes an array of `count` requests.
+    Ok(unsafe { std::slice::from_raw_parts_mut(reqs, n) })
+}
+
+#[inline]
+unsafe fn status_at<'a>(statuses: *mut MPI_Status, i: usize) -> Option<&'a mut MPI_Status> {
+    // SAFETY: MPI_STATUSES_IGNORE is NULL; otherwise the array has one entry per request.
+    unsafe { statuses.as_mut().map(|_| &mut *statuses.add(i)) }
+}
+
+/// Writes the statuses of completed operations (with `MPI_ERROR` set when some failed) and
+/// returns `MPI_ERR_IN_STATUS` when any failed.
+unsafe fn report_all(
+    done: &[(usize, Status, u32)],
+    statuses: *mut MPI_Status,
+    pending: &[usize],
+) -> MpiResult<()> {
+    let failed = done
+        .iter()
+        .find(|(_, st, _)| st.error != MPI_SUCCESS)
+        .map(|(_, _, c)| *c);
+    for (i, st, _) in done {
+        if let Some(s) = unsafe { status_at(statuses, *i) } {
+            st.write(s, failed.is_some());
+        }
+    }
+    match failed {
+        None => Ok(()),
+        Some(comm) => {
+            for &i in pending {
+                if let Some(s) = unsafe { status_at(statuses, i) } {
+                    s.MPI_ERROR = MPI_ERR_PENDING;
+                }
+            }
+            let handle = runtime::with(|rt| Ok(rt.comm_handle(comm)))?;
+            Err(MpiError::new(
+                MPI_ERR_IN_STATUS,
+                "one or more operations failed: see the MPI_ERROR field of their statuses",
+            )
+            .on(ErrObj::Comm(handle)))
+        }
+    }
+}
+
+pub(crate) unsafe fn MPI_Waitall(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    array_of_statuses: *mut MPI_Status,
+) -> MpiResult<()> {
+    let reqs = unsafe { req_slice(count, array_of_requests) }?;
+    let mut done = Vec::new();
+    // Fast path: everything already complete.
+    let finished = runtime::with(|rt| {
+        let ids = unsafe { resolve_all(rt, reqs) }?;
+        if ids.iter().all(|i| i.map_or(true, |r| ready(rt, r))) {
+            for (i, id) in ids.iter().enumerate() {
+                let (st, comm) = match id {
+                    Some(r) => finish(rt, *r, &mut reqs[i]),
+                    None => (Status::EMPTY, 0),
+                };
+                done.push((i, st, comm));
+            }
+            return Ok(None);
+        }
+        Ok(Some(ids))
+    })?;
+    if let Some(ids) = finished {
+        runtime::wait_for(|rt| {
+            Ok(ids
+                .iter()
+                .all(|i| i.map_or(true, |r| ready(rt, r)))
+                .then_some(()))
+        })?;
+        runtime::with(|rt| {
+            for (i, id) in ids.iter().enumerate() {
+                let (st, comm) = match id {
+                    Some(r) => finish(rt, *r, &mut reqs[i]),
+                    None => (Status::EMPTY, 0),
+                };
+                done.push((i, st, comm));
+            }
+            Ok(())
+        })?;
+    }
+    unsafe { report_all(&done, array_of_statuses, &[]) }
+}
+
+pub(crate) unsafe fn MPI_Testall(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    flag: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> MpiResult<()> {
+    let reqs = unsafe { req_slice(count, array_of_requests) }?;
+    let flag = unsafe { out(flag, "flag") }?;
+    let mut done = Vec::new();
+    let all = runtime::with(|rt| {
+        let ids = unsafe { resolve_all(rt, reqs) }?;
+        let check = |rt: &Runtime| ids.iter().all(|i| i.map_or(true, |r| ready(rt, r)));
+        if !check(rt) {
+            rt.progress()?;
+            if !check(rt) {
+                return Ok(false);
+            }
+        }
+        for (i, id) in ids.iter().enumerate() {
+            let (st, comm) = match id {
+                Some(r) => finish(rt, *r, &mut reqs[i]),
+                None => (Status::EMPTY, 0),
+            };
+            done.push((i, st, comm));
+        }
+        Ok(true)
+    })?;
+    *flag = all as c_int;
+    unsafe { report_all(&done, array_of_statuses, &[]) }
+}
+
+/// One pass of Waitany/Testany: the index of a completed active request, completing it.
+fn any_pass(
+    rt: &mut Runtime,
+    reqs: &mut [MPI_Request],
+) -> MpiResult<Option<Option<(usize, Status, u32)>>> {
+    let ids = unsafe { resolve_all(rt, reqs) }?;
+    let mut active = false;
+    for (i, id) in ids.iter().enumerate() {
+        let Some(r) = *id else { continue };
+        let req = rt.reqs.get(r).unwrap();
+        if !req.active {
+            continue;
+        }
+        active = true;
+        if req.done {
+            let (st, comm) = finish(rt, r, &mut reqs[i]);
+            return Ok(Some(Some((i, st, comm))));
+        }
+    }
+    Ok(if active { None } else { Some(None) })
+}
+
+unsafe fn report_one(
+    index: *mut c_int,
+    status: *mut MPI_Status,
+    got: Option<(usize, Status, u32)>,
+) -> MpiResult<()> {
+    let index = unsafe { out(index, "index") }?;
+    match got {
+        None => {
+            *index = MPI_UNDEFINED;
+            unsafe { write_status(status, &Status::EMPTY) };
+            Ok(())
+        }
+        Some((i, st, comm)) => {
+            *index = i as c_int;
+            unsafe { write_status(status, &st) };
+            if st.error != MPI_SUCCESS {
+                return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
+            }
+            Ok(())
+        }
+    }
+}
+
+pub(crate) unsafe fn MPI_Waitany(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    index: *mut c_int,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let reqs = unsafe { req_slice(count, array_of_requests) }?;
+    let got = runtime::wait_for(|rt| any_pass(rt, reqs))?;
+    unsafe { report_one(index, status, got) }
+}
+
+pub(crate) unsafe fn MPI_Testany(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let reqs = unsafe { req_slice(count, array_of_requests) }?;
+    let flag = unsafe { out(flag, "flag") }?;
+    let res = runtime::with(|rt| {
+        if let Some(x) = any_pass(rt, reqs)? {
+            return Ok(Some(x));
+        }
+        rt.progress()?;
+        any_pass(rt, reqs)
+    })?;
+    match res {
+        None => {
+            *flag = 0;
+            *unsafe { out(index, "index") }? = MPI_UNDEFINED;
+            Ok(())
+        }
+        Some(got) => {
+            *flag = 1;
+            unsafe { report_one(index, status, got) }
+        }
+    }
+}
+
+/// One pass of Waitsome/Testsome: completes every finished active request.
+fn some_pass(
+    rt: &mut Runtime,
+    reqs: &mut [MPI_Request],
+) -> MpiResult<Option<Vec<(usize, Status, u32)>>> {
+    let ids = unsafe { resolve_all(rt, reqs) }?;
+    let mut active = false;
+    let mut got = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let Some(r) = *id else { continue };
+        let req = rt.reqs.get(r).unwrap();
+        if !req.active {
+            continue;
+        }
+        active = true;
+        if req.done {
+            let (st, comm) = finish(rt, r, &mut reqs[i]);
+            got.push((i, st, comm));
+        }
+    }
+    Ok(if !active || !got.is_empty() {
+        Some(got)
+    } else {
+        None
+    })
+}
+
+unsafe fn report_some(
+    active_any: bool,
+    got: Vec<(usize, Status, u32)>,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut MPI_Status,
+) -> MpiResult<()> {
+    let outcount = unsafe { out(outcount, "outcount") }?;
+    if !active_any {
+        *outcount = MPI_UNDEFINED;
+        return Ok(());
+    }
+    *outcount = got.len() as c_int;
+    let mut packed = Vec::with_capacity(got.len());
+    for (k, (i, st, comm)) in got.into_iter().enumerate() {
+        if !indices.is_null() {
+            // SAFETY: the index array has room for `count` entries, and k < count.
+            unsafe { *indices.add(k) = i as c_int };
+        }
+        packed.push((k, st, comm));
+    }
+    unsafe { report_all(&packed, statuses, &[]) }
+}
+
+pub(crate) unsafe fn MPI_Waitsome(
+    incount: c_int,
+    array_of_requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> MpiResult<()> {
+    let reqs = unsafe { req_slice(incount, array_of_requests) }?;
+    let got = runtime::wait_for(|rt| some_pass(rt, reqs))?;
+    let active_any = !got.is_empty();
+    unsafe {
+        report_some(
+            active_any,
+            got,
+            outcount,
+            array_of_indices,
+            array_of_statuses,
+        )
+    }
+}
+
+pub(crate) unsafe fn MPI_Testsome(
+    incount: c_int,
+    array_of_requests: *mut MPI_Request,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> MpiResult<()> {
+    let reqs = unsafe { req_slice(incount, array_of_requests) }?;
+    let res = runtime::with(|rt| {
+        if let Some(x) = some_pass(rt, reqs)? {
+            return Ok(Some(x));
+        }
+        rt.progress()?;
+        some_pass(rt, reqs)
+    })?;
+    match res {
+        // Active requests exist but none completed.
+        None => {
+            *unsafe { out(outcount, "outcount") }? = 0;
+            Ok(())
+        }
+        Some(got) => {
+            let active_any = !got.is_empty();
+            unsafe {
+                report_some(
+                    active_any,
+                    got,
+                    outcount,
+                    array_of_indices,
+                    array_of_statuses,
+                )
+            }
+        }
+    }
+}
+
+pub(crate) unsafe fn MPI_Request_get_status(
+    request: MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let flag = unsafe { out(flag, "flag") }?;
+    if request as usize == MPI_REQUEST_NULL {
+        *flag = 1;
+        unsafe { write_status(status, &Status::EMPTY) };
+        return Ok(());
+    }
+    let st = runtime::with(|rt| {
+        let rid = request_index(rt, request)?;
+        if !ready(rt, rid) {
+            rt.progress()?;
+        }
+        let r = rt.reqs.get(rid).unwrap();
+        Ok(if !r.active {
+            Some(Status::EMPTY)
+        } else {
+            r.done.then_some(r.status)
+        })
+    })?;
+    match st {
+        None => *flag = 0,
+        Some(st) => {
+            *flag = 1;
+            unsafe { write_status(status, &st) };
+        }
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Request_free(request: *mut MPI_Request) -> MpiResult<()> {
+    let slot = unsafe { out(request, "request") }?;
+    runtime::with(|rt| {
+        let rid = request_index(rt, *slot)?;
+        let r = rt.reqs.get_mut(rid).unwrap();
+        if r.done || !r.active {
+            rt.reqs.remove(rid);
+        } else {
+            r.user_freed = true;
+        }
+        Ok(())
+    })?;
+    *slot = MPI_REQUEST_NULL as MPI_Request;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Cancel(request: *mut MPI_Request) -> MpiResult<()> {
+    let slot = unsafe { out(request, "request") }?;
+    runtime::with(|rt| {
+        let rid = request_index(rt, *slot)?;
+        let r = rt.reqs.get(rid).unwrap();
+        if r.kind == ReqKind::Recv && !r.done && rt.matcher.cancel_posted(rid) {
+            let r = rt.reqs.get_mut(rid).unwrap();
+            r.status = Status {
+                cancelled: true,
+                ..Status::EMPTY
+            };
+            rt.complete(rid);
+        }
+        // Sends that were handed to the transport cannot be recalled: they complete normally
+        // and MPI_Test_cancelled reports false, which the standard allows.
+        Ok(())
+    })
+}
+
+pub(crate) unsafe fn MPI_Test_cancelled(
+    status: *const MPI_Status,
+    flag: *mut c_int,
+) -> MpiResult<()> {
+    // SAFETY: a non-null status pointer points to a status.
+    let st = match unsafe { status.as_ref() } {
+        Some(s) => s,
+        None => return fail(MPI_ERR_ARG, "status must not be NULL"),
+    };
+    *unsafe { out(flag, "flag") }? = (st.MPI_internal[2] != 0) as c_int;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// status queries
+
+unsafe fn get_count(status: *const MPI_Status, dt: MPI_Datatype, elements: bool) -> MpiResult<i64> {
+    // SAFETY: a non-null status pointer points to a status.
+    let st = match unsafe { status.as_ref() } {
+        Some(s) => s,
+        None => return fail(MPI_ERR_ARG, "status must not be NULL"),
+    };
+    let t = datatype::lookup(dt as usize)?;
+    let bytes = request::get_bytes(st);
+    Ok(match t.count_of(bytes) {
+        Some(n) if elements && t.size != t.extent => 2 * n as i64,
+        Some(n) => n as i64,
+        None => MPI_UNDEFINED as i64,
+    })
+}
+
+pub(crate) unsafe fn MPI_Get_count(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> MpiResult<()> {
+    let n = unsafe { get_count(status, datatype, false) }?;
+    *unsafe { out(count, "count") }? = if n > i32::MAX as i64 {
+        MPI_UNDEFINED
+    } else {
+        n as c_int
+    };
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Get_count_c(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> MpiResult<()> {
+    let n = unsafe { get_count(status, datatype, false) }?;
+    *unsafe { out(count, "count") }? = n;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Get_elements(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut c_int,
+) -> MpiResult<()> {
+    let n = unsafe { get_count(status, datatype, true) }?;
+    *unsafe { out(count, "count") }? = if n > i32::MAX as i64 {
+        MPI_UNDEFINED
+    } else {
+        n as c_int
+    };
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Get_elements_c(
+    status: *const MPI_Status,
+    datatype: MPI_Datatype,
+    count: *mut MPI_Count,
+) -> MpiResult<()> {
+    let n = unsafe { get_count(status, datatype, true) }?;
+    *unsafe { out(count, "count") }? = n;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Status_set_elements(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: c_int,
+) -> MpiResult<()> {
+    unsafe { MPI_Status_set_elements_c(status, datatype, count as MPI_Count) }
+}
+
+pub(crate) unsafe fn MPI_Status_set_elements_c(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+) -> MpiResult<()> {
+    let st = unsafe { out(status, "status") }?;
+    let n = super::util::count(count)?;
+    let t = datatype::lookup(datatype as usize)?;
+    request::set_bytes(st, (n * t.extent) as u64);
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Status_set_cancelled(
+    status: *mut MPI_Status,
+    flag: c_int,
+) -> MpiResult<()> {
+    unsafe { out(status, "status") }?.MPI_internal[2] = (flag != 0) as i32;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// probe and matched probe
+
+fn probe_pattern(
+    rt: &Runtime,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<(u32, Pattern)> {
+    let (idx, c) = rt.comm(comm as usize)?;
+    check_source(c, source)?;
+    check_recv_tag(tag)?;
+    Ok((
+        idx,
+        Pattern {
+            ctx: c.ctx,
+            src: source,
+            tag,
+        },
+    ))
+}
+
+fn probe_status(env: &crate::core::matching::Envelope, payload: &Payload) -> Status {
+    Status {
+        source: env.src,
+        tag: env.tag,
+        error: MPI_SUCCESS,
+        bytes: payload.len(),
+        cancelled: false,
+    }
+}
+
+/// One probe attempt: `Some(status)` when a message matches.
+fn probe_once(
+    rt: &mut Runtime,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<Option<Status>> {
+    let (_, p) = probe_pattern(rt, source, tag, comm)?;
+    if source == MPI_PROC_NULL {
+        return Ok(Some(Status::PROC_NULL));
+    }
+    Ok(rt.matcher.find_unexpected(&p).map(|i| {
+        let u = &rt.matcher.unexpected[i];
+        probe_status(&u.env, &u.payload)
+    }))
+}
+
+pub(crate) unsafe fn MPI_Probe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let st = runtime::wait_for(|rt| probe_once(rt, source, tag, comm))?;
+    unsafe { write_status(status, &st) };
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Iprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let flag = unsafe { out(flag, "flag") }?;
+    let st = runtime::with(|rt| {
+        if let Some(s) = probe_once(rt, source, tag, comm)? {
+            return Ok(Some(s));
+        }
+        rt.progress()?;
+        probe_once(rt, source, tag, comm)
+    })?;
+    match st {
+        Some(s) => {
+            *flag = 1;
+            unsafe { write_status(status, &s) };
+        }
+        None => *flag = 0,
+    }
+    Ok(())
+}
+
+/// One matched-probe attempt: takes the message out of the queue into a message object.
+fn mprobe_once(
+    rt: &mut Runtime,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<Option<(usize, Status)>> {
+    let (idx, p) = probe_pattern(rt, source, tag, comm)?;
+    if source == MPI_PROC_NULL {
+        return Ok(Some((MPI_MESSAGE_NO_PROC, Status::PROC_NULL)));
+    }
+    let Some(u) = rt.matcher.take_unexpected(&p) else {
+        return Ok(None);
+    };
+    let st = probe_status(&u.env, &u.payload);
+    match rt.messages.insert((u, idx)) {
+        Some(m) => Ok(Some((rt.messages.handle(m), st))),
+        None => fail(MPI_ERR_INTERN, "too many matched messages"),
+    }
+}
+
+pub(crate) unsafe fn MPI_Mprobe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let slot = unsafe { out(message, "message") }?;
+    let (m, st) = runtime::wait_for(|rt| mprobe_once(rt, source, tag, comm))?;
+    *slot = m as MPI_Message;
+    unsafe { write_status(status, &st) };
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Improbe(
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    flag: *mut c_int,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let flag = unsafe { out(flag, "flag") }?;
+    let slot = unsafe { out(message, "message") }?;
+    let got = runtime::with(|rt| {
+        if let Some(x) = mprobe_once(rt, source, tag, comm)? {
+            return Ok(Some(x));
+        }
+        rt.progress()?;
+        mprobe_once(rt, source, tag, comm)
+    })?;
+    match got {
+        Some((m, st)) => {
+            *flag = 1;
+            *slot = m as MPI_Message;
+            unsafe { write_status(status, &st) };
+        }
+        None => *flag = 0,
+    }
+    Ok(())
+}
+
+/// Starts receiving a matched message into a new request.
+unsafe fn imrecv(
+    buf: *mut c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    message: *mut MPI_Message,
+) -> MpiResult<u32> {
+    let slot = unsafe { out(message, "message") }?;
+    let (cap, _) = buffer_bytes(buf, n, dt)?;
+    let h = *slot as usize;
+    let rid = runtime::with(|rt| {
+        if h == MPI_MESSAGE_NO_PROC {
+            let rid = rt.new_request(ReqKind::Recv, crate::core::comm::SELF)?;
+            let r = rt.reqs.get_mut(rid).unwrap();
+            r.status = Status::PROC_NULL;
+            rt.complete(rid);
+            return Ok(rid);
+        }
+        let Some(m) = rt.messages.decode(h) else {
+            return fail(MPI_ERR_REQUEST, format!("invalid message handle {h:#x}"));
+        };
+        let (u, comm) = rt.messages.remove(m).unwrap();
+        let rid = rt.new_request(ReqKind::Recv, comm)?;
+        let r = rt.reqs.get_mut(rid).unwrap();
+        r.buf = buf as *mut u8;
+        r.cap = cap;
+        rt.consume(rid, u)?;
+        Ok(rid)
+    })?;
+    *slot = MPI_MESSAGE_NULL as MPI_Message;
+    Ok(rid)
+}
+
+unsafe fn mrecv(
+    buf: *mut c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let rid = unsafe { imrecv(buf, n, dt, message) }?;
+    let (st, comm) = runtime::wait_for(|rt| {
+        let r = rt.reqs.get(rid).expect("live request");
+        if !r.done {
+            return Ok(None);
+        }
+        let out = (r.status, r.comm);
+        rt.reqs.remove(rid);
+        Ok(Some(out))
+    })?;
+    unsafe { write_status(status, &st) };
+    if st.error != MPI_SUCCESS {
+        return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Mrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    unsafe { mrecv(buf, count as i64, datatype, message, status) }
+}
+
+pub(crate) unsafe fn MPI_Mrecv_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    unsafe { mrecv(buf, count, datatype, message, status) }
+}
+
+pub(crate) unsafe fn MPI_Imrecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    unsafe { set_request(request, imrecv(buf, count as i64, datatype, message)) }
+}
+
+pub(crate) unsafe fn MPI_Imrecv_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    message: *mut MPI_Message,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    unsafe { set_request(request, imrecv(buf, count, datatype, message)) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// persistent requests
+
+unsafe fn persistent_init(
+    op: MpiResult<(PersistentOp, ReqKind)>,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    let slot = unsafe { out(request, "request") }?;
+    let (op, kind) = op?;
+    let h = runtime::with(|rt| {
+        let rid = rt.new_request(kind, op.comm)?;
+        let r = rt.reqs.get_mut(rid).unwrap();
+        r.persistent = Some(op);
+        r.active = false;
+        r.done = true;
+        Ok(rt.reqs.handle(rid))
+    })?;
+    *slot = h as MPI_Request;
+    Ok(())
+}
+
+fn send_init_op(
+    buf: *const c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> MpiResult<(PersistentOp, ReqKind)> {
+    runtime::with(|rt| {
+        let a = send_args(rt, buf, n, dt, dest, tag, comm, mode)?;
+        Ok((
+            PersistentOp {
+                send: Some(mode),
+                buf: a.buf as *mut u8,
+                bytes: a.bytes,
+                peer: dest,
+                tag,
+                comm: a.comm,
+            },
+            ReqKind::Send,
+        ))
+    })
+}
+
+macro_rules! send_init_fns {
+    ($($name:ident, $name_c:ident => $mode:expr;)*) => {$(
+        pub(crate) unsafe fn $name(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
+            unsafe { persistent_init(send_init_op(buf, count as i64, datatype, dest, tag, comm, $mode), request) }
+        }
+        pub(crate) unsafe fn $name_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
+            unsafe { persistent_init(send_init_op(buf, count, datatype, dest, tag, comm, $mode), request) }
+        }
+    )*};
+}
+
+send_init_fns! {
+    MPI_Send_init, MPI_Send_init_c => SendMode::Standard;
+    MPI_Ssend_init, MPI_Ssend_init_c => SendMode::Sync;
+    MPI_Bsend_init, MPI_Bsend_init_c => SendMode::Buffered;
+    MPI_Rsend_init, MPI_Rsend_init_c => SendMode::Ready;
+}
+
+fn recv_init_op(
+    buf: *mut c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<(PersistentOp, ReqKind)> {
+    runtime::with(|rt| {
+        let a = recv_args(rt, buf, n, dt, source, tag, comm)?;
+        Ok((
+            PersistentOp {
+                send: None,
+                buf: a.buf,
+                bytes: a.cap,
+                peer: source,
+                tag,
+                comm: a.comm,
+            },
+            ReqKind::Recv,
+        ))
+    })
+}
+
+pub(crate) unsafe fn MPI_Recv_init(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    unsafe {
+        persistent_init(
+            recv_init_op(buf, count as i64, datatype, source, tag, comm),
+            request,
+        )
+    }
+}
+
+pub(crate) unsafe fn MPI_Recv_init_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    unsafe {
+        persistent_init(
+            recv_init_op(buf, count, datatype, source, tag, comm),
+            request,
+        )
+    }
+}
+
+fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
+    let rid = request_index(rt, h)?;
+    let r = rt.reqs.get_mut(rid).unwrap();
+    let Some(op) = r.persistent else {
+        return fail(MPI_ERR_REQUEST, "MPI_Start needs a persistent request");
+    };
+    if r.active {
+        return fail(MPI_ERR_REQUEST, "the persistent request is already active");
+    }
+    r.active = true;
+    r.done = false;
+    r.status = Status::EMPTY;
+    match op.send {
+        Some(mode) => rt.start_send(
+            rid,
+            SendArgs {
+                comm: op.comm,
+                dest: op.peer,
+                tag: op.tag,
+                buf: op.buf,
+                bytes: op.bytes,
+                mode,
+            },
+        ),
+        None => rt.start_recv(
+            rid,
+            RecvArgs {
+                comm: op.comm,
+                src: op.peer,
+                tag: op.tag,
+                buf: op.buf,
+                cap: op.bytes,
+            },
+        ),
+    }
+}
+
+pub(crate) unsafe fn MPI_Start(request: *mut MPI_Request) -> MpiResult<()> {
+    let h = *unsafe { out(request, "request") }?;
+    runtime::with(|rt| start_one(rt, h))
+}
+
+pub(crate) unsafe fn MPI_Startall(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+) -> MpiResult<()> {
+    let reqs = unsafe { req_slice(count, array_of_requests) }?;
+    runtime::with(|rt| reqs.iter().try_for_each(|&h| start_one(rt, h)))
+}

@@ -1,0 +1,202 @@
+//! Environment management: init/finalize, thread queries, version, time, memory, errors.
+
+use super::util::{out, put_string};
+use crate::abi::consts::*;
+use crate::abi::types::*;
+use crate::core::datatype;
+use crate::core::error::{class_string, fail, MpiResult};
+use crate::core::runtime;
+use core::ffi::{c_char, c_int, c_void};
+
+pub(crate) unsafe fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> MpiResult<()> {
+    runtime::init(MPI_THREAD_SINGLE).map(|_| ())
+}
+
+pub(crate) unsafe fn MPI_Init_thread(
+    _argc: *mut c_int,
+    _argv: *mut *mut *mut c_char,
+    required: c_int,
+    provided: *mut c_int,
+) -> MpiResult<()> {
+    let p = unsafe { out(provided, "provided") }?;
+    *p = runtime::init(required)?;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Finalize() -> MpiResult<()> {
+    runtime::finalize()
+}
+
+pub(crate) unsafe fn MPI_Initialized(flag: *mut c_int) -> MpiResult<()> {
+    *unsafe { out(flag, "flag") }? = runtime::initialized() as c_int;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Finalized(flag: *mut c_int) -> MpiResult<()> {
+    *unsafe { out(flag, "flag") }? = runtime::finalized() as c_int;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Query_thread(provided: *mut c_int) -> MpiResult<()> {
+    let level = runtime::with(|rt| Ok(rt.thread_level))?;
+    *unsafe { out(provided, "provided") }? = level;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Is_thread_main(flag: *mut c_int) -> MpiResult<()> {
+    runtime::with(|_| Ok(()))?;
+    *unsafe { out(flag, "flag") }? = runtime::is_main_thread() as c_int;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) -> MpiResult<()> {
+    let rank = runtime::world_rank_hint().unwrap_or(0);
+    let name = runtime::with(|rt| {
+        Ok(rt
+            .comm(comm as usize)
+            .map(|(_, c)| c.name.clone())
+            .unwrap_or_else(|_| format!("{:#x}", comm as usize)))
+    })
+    .unwrap_or_else(|_| "MPI_COMM_WORLD".into());
+    let msg = format!("rank {rank} called MPI_Abort({name}, {errorcode})");
+    eprintln!("hympi: {msg}");
+    runtime::abort(errorcode, &msg)
+}
+
+pub(crate) unsafe fn MPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> MpiResult<()> {
+    let r = runtime::with(|rt| Ok(rt.comm(comm as usize)?.1.rank))?;
+    *unsafe { out(rank, "rank") }? = r;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> MpiResult<()> {
+    let s = runtime::with(|rt| Ok(rt.comm(comm as usize)?.1.size))?;
+    *unsafe { out(size, "size") }? = s;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Get_processor_name(
+    name: *mut c_char,
+    resultlen: *mut c_int,
+) -> MpiResult<()> {
+    let host = runtime::with(|rt| Ok(rt.processor_name.clone()))?;
+    unsafe { put_string(&host, name, MPI_MAX_PROCESSOR_NAME as usize, resultlen) }
+}
+
+pub(crate) unsafe fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> MpiResult<()> {
+    *unsafe { out(version, "version") }? = MPI_VERSION;
+    *unsafe { out(subversion, "subversion") }? = MPI_SUBVERSION;
+    Ok(())
+}
+
+/// The text of `MPI_Get_library_version`.
+pub fn library_version() -> String {
+    format!(
+        "hympi {} (MPI {}.{}, standard ABI {}.{}; shared memory with CMA single copy)",
+        env!("CARGO_PKG_VERSION"),
+        MPI_VERSION,
+        MPI_SUBVERSION,
+        MPI_ABI_VERSION,
+        MPI_ABI_SUBVERSION
+    )
+}
+
+pub(crate) unsafe fn MPI_Get_library_version(
+    version: *mut c_char,
+    resultlen: *mut c_int,
+) -> MpiResult<()> {
+    unsafe {
+        put_string(
+            &library_version(),
+            version,
+            MPI_MAX_LIBRARY_VERSION_STRING as usize,
+            resultlen,
+        )
+    }
+}
+
+pub(crate) unsafe fn MPI_Wtime() -> MpiResult<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    Ok(ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9)
+}
+
+pub(crate) unsafe fn MPI_Wtick() -> MpiResult<f64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+    Ok((ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9).max(1e-9))
+}
+
+pub(crate) unsafe fn MPI_Alloc_mem(
+    size: MPI_Aint,
+    _info: MPI_Info,
+    baseptr: *mut c_void,
+) -> MpiResult<()> {
+    if size < 0 {
+        return fail(MPI_ERR_ARG, format!("invalid size {size}"));
+    }
+    let slot = unsafe { out(baseptr as *mut *mut c_void, "baseptr") }?;
+    let mut p: *mut c_void = std::ptr::null_mut();
+    // SAFETY: posix_memalign writes a pointer to `p`; alignment is a power of two ≥ sizeof(void*).
+    let rc = unsafe { libc::posix_memalign(&mut p, 64, (size as usize).max(1)) };
+    if rc != 0 {
+        return fail(MPI_ERR_NO_MEM, format!("cannot allocate {size} bytes"));
+    }
+    *slot = p;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Free_mem(base: *mut c_void) -> MpiResult<()> {
+    // SAFETY: `base` came from MPI_Alloc_mem (posix_memalign) or is NULL.
+    unsafe { libc::free(base) };
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> MpiResult<()> {
+    if !(0..=MPI_ERR_LASTCODE).contains(&errorcode) {
+        return fail(MPI_ERR_ARG, format!("invalid error code {errorcode}"));
+    }
+    *unsafe { out(errorclass, "errorclass") }? = errorcode;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Error_string(
+    errorcode: c_int,
+    string: *mut c_char,
+    resultlen: *mut c_int,
+) -> MpiResult<()> {
+    if !(0..=MPI_ERR_LASTCODE).contains(&errorcode) {
+        return fail(MPI_ERR_ARG, format!("invalid error code {errorcode}"));
+    }
+    unsafe {
+        put_string(
+            class_string(errorcode),
+            string,
+            MPI_MAX_ERROR_STRING as usize,
+            resultlen,
+        )
+    }
+}
+
+pub(crate) unsafe fn MPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> MpiResult<()> {
+    let t = datatype::lookup(datatype as usize)?;
+    *unsafe { out(size, "size") }? = t.size as c_int;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Type_size_c(
+    datatype: MPI_Datatype,
+    size: *mut MPI_Count,
+) -> MpiResult<()> {
+    let t = datatype::lookup(datatype as usize)?;
+    *unsafe { out(size, "size") }? = t.size as MPI_Count;
+    Ok(())
+}

@@ -1,0 +1,596 @@
+//! Point-to-point protocols: starting sends and receives, matching arrivals, completing
+//! requests, and the progress engine that drives the node transport.
+//!
+//! Paths by destination: to oneself, messages are matched directly in this process (small
+//! ones buffered, large or synchronous ones copied straight from the sender's buffer when the
+//! receive matches); to a rank on the node, through [`ShmEngine`] (eager cells below
+//! `eager_max`, rendezvous above).
+
+use crate::abi::consts::*;
+use crate::core::comm::Comm;
+use crate::core::error::{fail, MpiResult};
+use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
+use crate::core::request::{ReqKind, Request, SendMode, Status};
+use crate::core::runtime::Runtime;
+use crate::transport::shm::segment::CellKind;
+use crate::transport::shm::{Incoming, Outgoing, ShmEngine};
+
+/// Cells handled per progress call before returning to the caller.
+const POLL_BATCH: usize = 64;
+
+/// The buffer given with `MPI_Buffer_attach` and the buffered sends living in it.
+#[derive(Default, Debug)]
+pub struct BsendBuffer {
+    /// Start address (0 when none is attached).
+    pub base: usize,
+    /// Size in bytes.
+    pub size: usize,
+    /// Regions in use: (offset, length, internal request index), sorted by offset.
+    pub used: Vec<(usize, usize, u32)>,
+}
+
+impl BsendBuffer {
+    /// Finds room for `len` bytes (first fit); returns the offset.
+    pub fn alloc(&self, len: usize) -> Option<usize> {
+        let mut at = 0usize;
+        for &(off, l, _) in &self.used {
+            if off - at >= len {
+                return Some(at);
+            }
+            at = off + l;
+        }
+        (self.size.checked_sub(at)? >= len).then_some(at)
+    }
+    /// Records a region.
+    pub fn insert(&mut self, off: usize, len: usize, req: u32) {
+        let i = self.used.partition_point(|&(o, _, _)| o < off);
+        self.used.insert(i, (off, len, req));
+    }
+    /// Frees the region of request `req`.
+    pub fn release(&mut self, req: u32) {
+        self.used.retain(|&(_, _, r)| r != req);
+    }
+}
+
+/// Validated arguments of a send.
+#[derive(Clone, Copy, Debug)]
+pub struct SendArgs {
+    /// Communicator index.
+    pub comm: u32,
+    /// Destination rank or `MPI_PROC_NULL`.
+    pub dest: i32,
+    /// Tag.
+    pub tag: i32,
+    /// Buffer.
+    pub buf: *const u8,
+    /// Bytes.
+    pub bytes: usize,
+    /// Mode.
+    pub mode: SendMode,
+}
+
+/// Validated arguments of a receive.
+#[derive(Clone, Copy, Debug)]
+pub struct RecvArgs {
+    /// Communicator index.
+    pub comm: u32,
+    /// Source rank, `MPI_ANY_SOURCE` or `MPI_PROC_NULL`.
+    pub src: i32,
+    /// Tag or `MPI_ANY_TAG`.
+    pub tag: i32,
+    /// Buffer.
+    pub buf: *mut u8,
+    /// Capacity in bytes.
+    pub cap: usize,
+}
+
+/// Checks a destination rank.
+#[inline]
+pub fn check_dest(c: &Comm, dest: i32) -> MpiResult<()> {
+    if (dest >= 0 && dest < c.size) || dest == MPI_PROC_NULL {
+        Ok(())
+    } else {
+        fail(
+            MPI_ERR_RANK,
+            format!(
+                "invalid destination rank {dest} (communicator {} has {} ranks)",
+                c.name, c.size
+            ),
+        )
+    }
+}
+
+/// Checks a source rank.
+#[inline]
+pub fn check_source(c: &Comm, src: i32) -> MpiResult<()> {
+    if (src >= 0 && src < c.size) || src == MPI_PROC_NULL || src == MPI_ANY_SOURCE {
+        Ok(())
+    } else {
+        fail(
+            MPI_ERR_RANK,
+            format!(
+                "invalid source rank {src} (communicator {} has {} ranks)",
+                c.name, c.size
+            ),
+        )
+    }
+}
+
+/// The largest tag (`MPI_TAG_UB`).
+pub const TAG_UB: i32 = i32::MAX;
+
+/// Checks a send tag.
+#[inline]
+pub fn check_send_tag(tag: i32) -> MpiResult<()> {
+    if tag >= 0 {
+        Ok(())
+    } else {
+        fail(
+            MPI_ERR_TAG,
+            format!("invalid tag {tag} (tags are 0..={TAG_UB})"),
+        )
+    }
+}
+
+/// Checks a receive tag.
+#[inline]
+pub fn check_recv_tag(tag: i32) -> MpiResult<()> {
+    if tag >= 0 || tag == MPI_ANY_TAG {
+        Ok(())
+    } else {
+        fail(
+            MPI_ERR_TAG,
+            format!("invalid tag {tag} (tags are 0..={TAG_UB} or MPI_ANY_TAG)"),
+        )
+    }
+}
+
+impl Runtime {
+    /// Allocates a request.
+    #[inline]
+    pub fn new_request(&mut self, kind: ReqKind, comm: u32) -> MpiResult<u32> {
+        match self.reqs.insert(Request::new(kind, comm)) {
+            Some(i) => Ok(i),
+            None => fail(MPI_ERR_INTERN, "too many outstanding requests"),
+        }
+    }
+
+    /// Marks request `rid` complete, releasing it when nobody will wait for it.
+    #[inline]
+    pub fn complete(&mut self, rid: u32) {
+        let Some(r) = self.reqs.get_mut(rid) else {
+            return;
+        };
+        r.done = true;
+        if r.user_freed || r.internal {
+            if r.internal {
+                self.bsend.release(rid);
+            }
+            self.reqs.remove(rid);
+        }
+    }
+
+    fn complete_token(&mut self, token: u64) {
+        if let Some(rid) = self.reqs.decode(token as usize) {
+            self.complete(rid);
+        }
+    }
+
+    /// Starts a send on request `rid` (already allocated).
+    #[inline]
+    pub fn start_send(&mut self, rid: u32, a: SendArgs) -> MpiResult<()> {
+        if a.dest == MPI_PROC_NULL {
+            self.complete(rid);
+            return Ok(());
+        }
+        if a.mode == SendMode::Buffered {
+            return self.start_bsend(rid, a);
+        }
+        let c = self.comms.get(a.comm).expect("validated communicator");
+        let world = c.world_rank(a.dest);
+        let env = Envelope {
+            ctx: c.ctx,
+            src: c.rank,
+            tag: a.tag,
+        };
+        if world as i32 == self.world_rank {
+            return self.send_to_self(rid, env, a);
+        }
+        let dest = self.local_of_world[world as usize];
+        let token = self.reqs.token(rid);
+        let eager = a.bytes <= self.eager_max;
+        let kind = match (eager, a.mode) {
+            (true, SendMode::Sync) => CellKind::EagerSync,
+            (true, _) => CellKind::Eager,
+            (false, _) => CellKind::Rts,
+        };
+        if kind == CellKind::Rts {
+            // Remember the buffer in case the receiver asks for a streamed copy (no CMA).
+            let r = self.reqs.get_mut(rid).unwrap();
+            r.buf = a.buf as *mut u8;
+            r.cap = a.bytes;
+        }
+        let shm = self
+            .shm
+            .as_mut()
+            .expect("node transport present when peers exist");
+        let sent = shm.send_or_queue(Outgoing::Msg {
+            dest,
+            kind,
+            env,
+            sreq: token,
+            buf: a.buf,
+            bytes: a.bytes,
+        });
+        if sent && kind == CellKind::Eager {
+            self.complete(rid);
+        }
+        Ok(())
+    }
+
+    fn send_to_self(&mut self, rid: u32, env: Envelope, a: SendArgs) -> MpiResult<()> {
+        if let Some(p) = self.matcher.take_posted(&env) {
+            // SAFETY: the user buffer holds `bytes` bytes for the life of the send.
+            let data = unsafe { raw_slice(a.buf, a.bytes) };
+            self.finish_recv(p.req, env, data, a.bytes as u64);
+            self.complete(rid);
+            return Ok(());
+        }
+        let payload = if a.mode == SendMode::Sync || a.bytes > self.eager_max {
+            Payload::SelfPending {
+                sreq: rid,
+                addr: a.buf,
+                total: a.bytes as u64,
+            }
+        } else {
+            // SAFETY: as above.
+            let data = unsafe { raw_slice(a.buf, a.bytes) }.to_vec();
+            self.complete(rid);
+            Payload::Eager { data, ack: None }
+        };
+        self.matcher
+            .unexpected
+            .push_back(Unexpected { env, payload });
+        Ok(())
+    }
+
+    fn start_bsend(&mut self, rid: u32, a: SendArgs) -> MpiResult<()> {
+        let need = a.bytes + MPI_BSEND_OVERHEAD as usize;
+        // Completed buffered sends release their space as they complete; make progress first
+        // so the space of finished ones is free.
+        let _ = self.progress()?;
+        let Some(off) = self.bsend.alloc(need) else {
+            return fail(
+                MPI_ERR_BUFFER,
+                format!(
+                    "buffered send of {} bytes does not fit in the attached buffer ({} bytes, {} in use; each message also needs MPI_BSEND_OVERHEAD = {})",
+                    a.bytes,
+                    self.bsend.size,
+                    self.bsend.used.iter().map(|u| u.1).sum::<usize>(),
+                    MPI_BSEND_OVERHEAD
+                ),
+            );
+        };
+        let copy = (self.bsend.base + off) as *mut u8;
+        if a.bytes > 0 {
+            // SAFETY: [off, off+need) lies inside the attached buffer and is not in use; the
+            // source is the user's send buffer of `bytes` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(a.buf, copy, a.bytes) };
+        }
+        let inner = self.new_request(ReqKind::Send, a.comm)?;
+        self.reqs.get_mut(inner).unwrap().internal = true;
+        self.bsend.insert(off, need, inner);
+        // The user's request is complete: the data is in the attached buffer.
+        self.complete(rid);
+        self.start_send(
+            inner,
+            SendArgs {
+                buf: copy,
+                mode: SendMode::Standard,
+                ..a
+            },
+        )
+    }
+
+    /// Starts a receive on request `rid` (already allocated).
+    #[inline]
+    pub fn start_recv(&mut self, rid: u32, a: RecvArgs) -> MpiResult<()> {
+        {
+            let r = self.reqs.get_mut(rid).unwrap();
+            r.buf = a.buf;
+            r.cap = a.cap;
+        }
+        if a.src == MPI_PROC_NULL {
+            self.reqs.get_mut(rid).unwrap().status = Status::PROC_NULL;
+            self.complete(rid);
+            return Ok(());
+        }
+        let ctx = self.comms.get(a.comm).expect("validated communicator").ctx;
+        let pattern = Pattern {
+            ctx,
+            src: a.src,
+            tag: a.tag,
+        };
+        match self.matcher.take_unexpected(&pattern) {
+            Some(u) => self.consume(rid, u),
+            None => {
+                self.matcher.posted.push_back(Posted { pattern, req: rid });
+                Ok(())
+            }
+        }
+    }
+
+    /// Delivers an unexpected (or probed) message to receive request `rid`.
+    pub fn consume(&mut self, rid: u32, u: Unexpected) -> MpiResult<()> {
+        match u.payload {
+            Payload::Eager { data, ack } => {
+                let n = data.len() as u64;
+                self.finish_recv(rid, u.env, &data, n);
+                if let Some((dest, sreq)) = ack {
+                    self.reply(dest, CellKind::Ack, sreq, 0);
+                }
+            }
+            Payload::SelfPending { sreq, addr, total } => {
+                // SAFETY: the pending self-send keeps its buffer valid until its request completes.
+                let data = unsafe { raw_slice(addr, total as usize) };
+                self.finish_recv(rid, u.env, data, total);
+                self.complete(sreq);
+            }
+            Payload::Rendezvous {
+                src_local,
+                sreq,
+                addr,
+                total,
+            } => {
+                let mut shm = self
+                    .shm
+                    .take()
+                    .expect("rendezvous implies the node transport");
+                self.recv_rendezvous(&mut shm, rid, u.env, src_local, sreq, addr, total);
+                self.shm = Some(shm);
+            }
+        }
+        Ok(())
+    }
+
+    /// Copies an arrived message into receive request `rid` and completes it (truncating, with
+    /// `MPI_ERR_TRUNCATE`, when it does not fit).
+    #[inline]
+    fn finish_recv(&mut self, rid: u32, env: Envelope, data: &[u8], total: u64) {
+        let r = self.reqs.get_mut(rid).expect("live receive request");
+        let n = data.len().min(r.cap);
+        if n > 0 {
+            // SAFETY: the receive buffer holds `cap` bytes; the regions are distinct
+            // (MPI forbids overlapping send and receive buffers).
+            unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf, n) };
+        }
+        r.status = Status {
+            source: env.src,
+            tag: env.tag,
+            error: if total > r.cap as u64 {
+                MPI_ERR_TRUNCATE
+            } else {
+                MPI_SUCCESS
+            },
+            bytes: n as u64,
+            cancelled: false,
+        };
+        self.complete(rid);
+    }
+
+    fn reply(&mut self, dest: u32, kind: CellKind, sreq: u64, rreq: u64) {
+        if let Some(shm) = self.shm.as_mut() {
+            shm.send_or_queue(Outgoing::Reply {
+                dest,
+                kind,
+                sreq,
+                rreq,
+            });
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn recv_rendezvous(
+        &mut self,
+        shm: &mut ShmEngine,
+        rid: u32,
+        env: Envelope,
+        src_local: u32,
+        sreq: u64,
+        addr: u64,
+        total: u64,
+    ) {
+        let token = self.reqs.token(rid);
+        let r = self.reqs.get_mut(rid).expect("live receive request");
+        let n = (total as usize).min(r.cap);
+        if shm.cma_enabled() {
+            // SAFETY: the receive buffer holds `cap` ≥ n bytes.
+            if unsafe { shm.cma_read(src_local, addr, r.buf, n) }.is_ok() {
+                r.status = Status {
+                    source: env.src,
+                    tag: env.tag,
+                    error: if total as usize > r.cap {
+                        MPI_ERR_TRUNCATE
+                    } else {
+                        MPI_SUCCESS
+                    },
+                    bytes: n as u64,
+                    cancelled: false,
+                };
+                self.complete(rid);
+                shm.send_or_queue(Outgoing::Reply {
+                    dest: src_local,
+                    kind: CellKind::Fin,
+                    sreq,
+                    rreq: 0,
+                });
+                return;
+            }
+        }
+        // Streamed copy through cells.
+        r.stream_total = total;
+        r.stream_got = 0;
+        r.status = Status {
+            source: env.src,
+            tag: env.tag,
+            error: MPI_SUCCESS,
+            bytes: 0,
+            cancelled: false,
+        };
+        if total == 0 {
+            self.complete(rid);
+        }
+        shm.send_or_queue(Outgoing::Reply {
+            dest: src_local,
+            kind: CellKind::Cts,
+            sreq,
+            rreq: token,
+        });
+    }
+
+    /// One round of progress: flush queued sends, handle arrived cells.
+    #[inline]
+    pub fn progress(&mut self) -> MpiResult<bool> {
+        let Some(mut shm) = self.shm.take() else {
+            return Ok(false);
+        };
+        let r = self.progress_with(&mut shm);
+        self.shm = Some(shm);
+        r
+    }
+
+    /// [`Runtime::progress`] with the transport already taken out of `self`.
+    pub fn progress_with(&mut self, shm: &mut ShmEngine) -> MpiResult<bool> {
+        let mut did = false;
+        if !shm.idle() {
+            did |= shm.flush(&mut self.completions);
+            while let Some(t) = self.completions.pop() {
+                self.complete_token(t);
+            }
+        }
+        for _ in 0..POLL_BATCH {
+            let Some(m) = shm.poll() else { break };
+            did = true;
+            self.handle(shm, m);
+        }
+        Ok(did)
+    }
+
+    fn handle(&mut self, shm: &mut ShmEngine, m: Incoming) {
+        match m.kind {
+            CellKind::Eager | CellKind::EagerSync => {
+                let ack = (m.kind == CellKind::EagerSync).then_some((m.src_local, m.sreq));
+                if let Some(p) = self.matcher.take_posted(&m.env) {
+                    let data = shm.payload(&m);
+                    // Copy straight from the cell into the user buffer.
+                    let r = self.reqs.get_mut(p.req).expect("live receive request");
+                    let n = data.len().min(r.cap);
+                    if n > 0 {
+                        // SAFETY: receive buffer holds `cap` bytes; the cell is ours.
+                        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf, n) };
+                    }
+                    r.status = Status {
+                        source: m.env.src,
+                        tag: m.env.tag,
+                        error: if m.len > r.cap {
+                            MPI_ERR_TRUNCATE
+                        } else {
+                            MPI_SUCCESS
+                        },
+                        bytes: n as u64,
+                        cancelled: false,
+                    };
+                    shm.release(m.cell);
+                    self.complete(p.req);
+                    if let Some((dest, sreq)) = ack {
+                        shm.send_or_queue(Outgoing::Reply {
+                            dest,
+                            kind: CellKind::Ack,
+                            sreq,
+                            rreq: 0,
+                        });
+                    }
+                } else {
+                    let data = shm.payload(&m).to_vec();
+                    shm.release(m.cell);
+                    self.matcher.unexpected.push_back(Unexpected {
+                        env: m.env,
+                        payload: Payload::Eager { data, ack },
+                    });
+                }
+            }
+            CellKind::Rts => {
+                shm.release(m.cell);
+                if let Some(p) = self.matcher.take_posted(&m.env) {
+                    self.recv_rendezvous(shm, p.req, m.env, m.src_local, m.sreq, m.addr, m.total);
+                } else {
+                    let payload = Payload::Rendezvous {
+                        src_local: m.src_local,
+                        sreq: m.sreq,
+                        addr: m.addr,
+                        total: m.total,
+                    };
+                    self.matcher.unexpected.push_back(Unexpected {
+                        env: m.env,
+                        payload,
+                    });
+                }
+            }
+            CellKind::Ack | CellKind::Fin => {
+                shm.release(m.cell);
+                self.complete_token(m.sreq);
+            }
+            CellKind::Cts => {
+                shm.release(m.cell);
+                self.start_stream_for(shm, m.src_local, m.sreq, m.rreq);
+            }
+            CellKind::Data => {
+                let data = shm.payload(&m);
+                if let Some(rid) = self.reqs.decode(m.rreq as usize) {
+                    let r = self.reqs.get_mut(rid).unwrap();
+                    let off = m.addr as usize;
+                    if off < r.cap {
+                        let n = data.len().min(r.cap - off);
+                        // SAFETY: off + n ≤ cap, inside the receive buffer.
+                        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf.add(off), n) };
+                    }
+                    r.stream_got += data.len() as u64;
+                    if r.stream_got >= r.stream_total {
+                        let total = r.stream_total;
+                        r.status.bytes = total.min(r.cap as u64);
+                        if total > r.cap as u64 {
+                            r.status.error = MPI_ERR_TRUNCATE;
+                        }
+                        shm.release(m.cell);
+                        self.complete(rid);
+                        return;
+                    }
+                }
+                shm.release(m.cell);
+            }
+        }
+    }
+
+    /// Answers a `Cts`: streams the send buffer of request `sreq` (recorded at the `Rts`).
+    fn start_stream_for(&mut self, shm: &mut ShmEngine, dest: u32, sreq: u64, rreq: u64) {
+        let Some(rid) = self.reqs.decode(sreq as usize) else {
+            return;
+        };
+        let r = self.reqs.get(rid).unwrap();
+        shm.start_stream(dest, sreq, rreq, r.buf as *const u8, r.cap);
+    }
+}
+
+/// A byte slice from a raw buffer (empty for zero length, whatever the pointer).
+///
+/// # Safety
+/// When `len > 0`, `p` must be valid for `len` bytes of reads.
+#[inline]
+pub unsafe fn raw_slice<'a>(p: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: caller guarantee.
+        unsafe { std::slice::from_raw_parts(p, len) }
+    }
+}

@@ -1,0 +1,155 @@
+//! Requests: the state of one nonblocking or persistent operation.
+
+use crate::abi::consts::*;
+use crate::abi::types::MPI_Status;
+
+/// Completion information of an operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status {
+    /// Source rank (communicator rank) or `MPI_PROC_NULL` / `MPI_ANY_SOURCE`.
+    pub source: i32,
+    /// Tag.
+    pub tag: i32,
+    /// Error class of the operation.
+    pub error: i32,
+    /// Bytes received.
+    pub bytes: u64,
+    /// Whether the operation was cancelled.
+    pub cancelled: bool,
+}
+
+impl Status {
+    /// The "empty" status of a null or inactive request.
+    pub const EMPTY: Status = Status {
+        source: MPI_ANY_SOURCE,
+        tag: MPI_ANY_TAG,
+        error: MPI_SUCCESS,
+        bytes: 0,
+        cancelled: false,
+    };
+    /// The status of a receive from `MPI_PROC_NULL`.
+    pub const PROC_NULL: Status = Status {
+        source: MPI_PROC_NULL,
+        tag: MPI_ANY_TAG,
+        error: MPI_SUCCESS,
+        bytes: 0,
+        cancelled: false,
+    };
+
+    /// Writes this status into a C status (the `MPI_ERROR` field only when `with_error`, as
+    /// single-completion calls leave it alone).
+    #[inline]
+    pub fn write(&self, out: &mut MPI_Status, with_error: bool) {
+        out.MPI_SOURCE = self.source;
+        out.MPI_TAG = self.tag;
+        if with_error {
+            out.MPI_ERROR = self.error;
+        }
+        set_bytes(out, self.bytes);
+        out.MPI_internal[2] = self.cancelled as i32;
+    }
+}
+
+/// Stores a byte count in a C status.
+#[inline]
+pub fn set_bytes(out: &mut MPI_Status, bytes: u64) {
+    out.MPI_internal[0] = bytes as u32 as i32;
+    out.MPI_internal[1] = (bytes >> 32) as u32 as i32;
+}
+
+/// The byte count stored in a C status.
+#[inline]
+pub fn get_bytes(st: &MPI_Status) -> u64 {
+    (st.MPI_internal[0] as u32 as u64) | ((st.MPI_internal[1] as u32 as u64) << 32)
+}
+
+/// Send modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendMode {
+    /// `MPI_Send`.
+    Standard,
+    /// `MPI_Ssend`: completes once matched.
+    Sync,
+    /// `MPI_Bsend`: copied into the attached buffer.
+    Buffered,
+    /// `MPI_Rsend`: the receive is known to be posted.
+    Ready,
+}
+
+/// Arguments kept by a persistent request for each `MPI_Start`.
+#[derive(Clone, Copy, Debug)]
+pub struct PersistentOp {
+    /// Send mode, or `None` for a receive.
+    pub send: Option<SendMode>,
+    /// User buffer.
+    pub buf: *mut u8,
+    /// Bytes to move.
+    pub bytes: usize,
+    /// Destination or source rank.
+    pub peer: i32,
+    /// Tag.
+    pub tag: i32,
+    /// Communicator index.
+    pub comm: u32,
+}
+
+/// What a request is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReqKind {
+    /// A send.
+    Send,
+    /// A receive.
+    Recv,
+    /// A request created complete (e.g. `MPI_Ibsend` after the copy).
+    Done,
+}
+
+/// One operation.
+#[derive(Debug)]
+pub struct Request {
+    /// Kind.
+    pub kind: ReqKind,
+    /// Completed (for persistent requests: the current activation completed).
+    pub done: bool,
+    /// Completion information.
+    pub status: Status,
+    /// Communicator index (its error handler handles this request's errors).
+    pub comm: u32,
+    /// Receive buffer.
+    pub buf: *mut u8,
+    /// Receive buffer capacity in bytes.
+    pub cap: usize,
+    /// Streamed rendezvous receive: total bytes announced and bytes arrived so far.
+    pub stream_total: u64,
+    /// See `stream_total`.
+    pub stream_got: u64,
+    /// Freed by the user while active: release on completion.
+    pub user_freed: bool,
+    /// Internal request (buffered-send copy): release on completion, no user handle.
+    pub internal: bool,
+    /// Persistent request arguments.
+    pub persistent: Option<PersistentOp>,
+    /// Persistent request started and not yet completed by a wait or test.
+    pub active: bool,
+}
+
+impl Request {
+    /// A fresh, not yet completed request.
+    #[inline]
+    pub fn new(kind: ReqKind, comm: u32) -> Self {
+        Request {
+            kind,
+            done: false,
+            status: Status::EMPTY,
+            comm,
+            buf: std::ptr::null_mut(),
+            cap: 0,
+            stream_total: 0,
+            stream_got: 0,
+            user_freed: false,
+            internal: false,
+            persistent: None,
+            active: true,
+        }
+    }
+}

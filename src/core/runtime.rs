@@ -1,0 +1,475 @@
+//! The process-wide MPI state: creation at `MPI_Init`, access from every call, teardown at
+//! `MPI_Finalize`.
+//!
+//! Access goes through [`with`]. Under `MPI_THREAD_SINGLE`, `FUNNELED` and `SERIALIZED` the
+//! application guarantees one caller at a time, so no lock is taken; under
+//! `MPI_THREAD_MULTIPLE` one mutex serialises callers (per-VCI locking replaces it later).
+//! Waiting calls release the state between polls ([`wait_for`]), so other threads progress.
+
+use crate::abi::consts::*;
+use crate::abi::entry::ErrObj;
+use crate::core::comm::{Comm, RankMap, SELF, WORLD};
+use crate::core::errhandler::{Errh, UserErrh};
+use crate::core::error::{fail, MpiError, MpiResult};
+use crate::core::matching::{Matcher, Unexpected};
+use crate::core::p2p::BsendBuffer;
+use crate::core::request::Request;
+use crate::core::slab::{kind, Slab};
+use crate::platform::bootstrap::{self, Bootstrap};
+use crate::platform::{config, wait};
+use crate::transport::shm::ShmEngine;
+use parking_lot::lock_api::RawMutex as _;
+use parking_lot::{Mutex, RawMutex};
+use std::cell::{Cell, UnsafeCell};
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+
+/// All state of an initialised MPI process.
+pub struct Runtime {
+    /// Rank in `MPI_COMM_WORLD`.
+    pub world_rank: i32,
+    /// Size of `MPI_COMM_WORLD`.
+    pub world_size: i32,
+    /// Thread level provided.
+    pub thread_level: i32,
+    /// Communicators (`WORLD` and `SELF` at fixed indices).
+    pub comms: Slab<Comm>,
+    /// Requests.
+    pub reqs: Slab<Request>,
+    /// Messages taken by `MPI_Mprobe`, with their communicator index.
+    pub messages: Slab<(Unexpected, u32)>,
+    /// User error handlers.
+    pub errhandlers: Slab<UserErrh>,
+    /// Matching queues.
+    pub matcher: Matcher,
+    /// Node-local transport (absent when alone on the node).
+    pub shm: Option<Box<ShmEngine>>,
+    /// Local rank of each world rank.
+    pub local_of_world: Vec<u32>,
+    /// `MPI_Buffer_attach` state.
+    pub bsend: BsendBuffer,
+    /// Largest eager message.
+    pub eager_max: usize,
+    /// Scratch list of send tokens completed by the transport.
+    pub completions: Vec<u64>,
+    /// `MPI_Get_processor_name`.
+    pub processor_name: String,
+    /// `MPI_COMM_SELF`'s handler was set by the user.
+    pub self_errh_set: bool,
+}
+
+const UNINIT: u8 = 0;
+const READY: u8 = 1;
+const READY_LOCKED: u8 = 2;
+const FINALIZED: u8 = 3;
+const BUSY: u8 = 4;
+
+struct Global {
+    state: AtomicU8,
+    lock: RawMutex,
+    rt: UnsafeCell<*mut Runtime>,
+}
+
+// SAFETY: `rt` is written only during init/finalize transitions (guarded by `state`), and the
+// runtime it points to is accessed under `lock` whenever more than one thread may call MPI.
+unsafe impl Sync for Global {}
+
+static G: Global = Global {
+    state: AtomicU8::new(UNINIT),
+    lock: RawMutex::INIT,
+    rt: UnsafeCell::new(std::ptr::null_mut()),
+};
+
+/// The bootstrap lives apart from the runtime so that aborting never waits for the runtime lock.
+static BOOT: Mutex<Option<Box<dyn Bootstrap>>> = Mutex::new(None);
+/// World rank for messages, readable without the runtime.
+static RANK_HINT: AtomicI32 = AtomicI32::new(-1);
+
+thread_local! {
+    static IS_MAIN: Cell<bool> = const { Cell::new(false) };
+}
+
+struct Unlock;
+impl Drop for Unlock {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: constructed only right after G.lock.lock() on this thread.
+        unsafe { G.lock.unlock() };
+    }
+}
+
+/// Runs `f` on the runtime. Fails with `MPI_ERR_OTHER` before `MPI_Init` or after
+/// `MPI_Finalize`.
+#[inline(always)]
+pub fn with<R>(f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
+    match G.state.load(Ordering::Acquire) {
+        READY => {
+            // SAFETY: READY means the runtime exists and the application calls MPI from one
+            // thread at a time (thread level below MULTIPLE), so this is the only reference.
+            f(unsafe { &mut **G.rt.get() })
+        }
+        READY_LOCKED => {
+            G.lock.lock();
+            let _unlock = Unlock;
+            // SAFETY: the lock is held, so this is the only reference to the runtime.
+            f(unsafe { &mut **G.rt.get() })
+        }
+        s => not_ready(s),
+    }
+}
+
+/// Like [`with`], for error routing: never blocks on a lock held by a waiting thread for long
+/// (it takes the same lock), and reports "not initialised" as an error without a message cost.
+pub fn with_quiet<R>(f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
+    with(f)
+}
+
+#[cold]
+fn not_ready<R>(state: u8) -> MpiResult<R> {
+    match state {
+        UNINIT | BUSY => fail(
+            MPI_ERR_OTHER,
+            "MPI is not initialized: call MPI_Init or MPI_Init_thread first",
+        ),
+        _ => fail(MPI_ERR_OTHER, "MPI has already been finalized"),
+    }
+}
+
+/// Polls `step` until it yields a value, progressing communication in between and backing off
+/// (spin, then yield) while nothing happens. The state is released between polls.
+#[inline]
+pub fn wait_for<R>(mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -> MpiResult<R> {
+    let mut backoff = wait::Backoff::new();
+    loop {
+        let (got, progressed) = with(|rt| {
+            if let Some(v) = step(rt)? {
+                return Ok((Some(v), true));
+            }
+            let progressed = rt.progress()?;
+            Ok((if progressed { step(rt)? } else { None }, progressed))
+        })?;
+        if let Some(v) = got {
+            return Ok(v);
+        }
+        if progressed {
+            backoff.reset();
+        } else {
+            backoff.idle();
+        }
+    }
+}
+
+/// Whether `MPI_Init` has completed (`MPI_Initialized`).
+pub fn initialized() -> bool {
+    matches!(
+        G.state.load(Ordering::Acquire),
+        READY | READY_LOCKED | FINALIZED
+    )
+}
+
+/// Whether `MPI_Finalize` has completed (`MPI_Finalized`).
+pub fn finalized() -> bool {
+    G.state.load(Ordering::Acquire) == FINALIZED
+}
+
+/// Whether the calling thread called `MPI_Init` (`MPI_Is_thread_main`).
+pub fn is_main_thread() -> bool {
+    IS_MAIN.with(|m| m.get())
+}
+
+/// World rank, if known (for messages).
+pub fn world_rank_hint() -> Option<i32> {
+    let r = RANK_HINT.load(Ordering::Relaxed);
+    (r >= 0).then_some(r)
+}
+
+/// Ends the whole job: tells the process manager, then exits with `code`.
+pub fn abort_job(code: i32, message: &str) -> ! {
+    if let Some(mut guard) = BOOT.try_lock_for(std::time::Duration::from_millis(200)) {
+        if let Some(b) = guard.as_mut() {
+            let _ = b.abort(code, message);
+        }
+    }
+    std::process::exit(if code == 0 { 1 } else { code & 0xff });
+}
+
+/// `MPI_Init_thread`: builds the runtime. Returns the provided thread level.
+pub fn init(required: i32) -> MpiResult<i32> {
+    let provided = match required {
+        MPI_THREAD_SINGLE | MPI_THREAD_FUNNELED | MPI_THREAD_SERIALIZED | MPI_THREAD_MULTIPLE => {
+            required
+        }
+        _ => return fail(MPI_ERR_ARG, format!("invalid thread level {required}")),
+    };
+    if G.state
+        .compare_exchange(UNINIT, BUSY, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return fail(
+            MPI_ERR_OTHER,
+            "MPI_Init called more than once (or after MPI_Finalize)",
+        );
+    }
+    match build(provided) {
+        Ok(rt) => {
+            RANK_HINT.store(rt.world_rank, Ordering::Relaxed);
+            // SAFETY: state is BUSY, so no other thread reads `rt` until the store below.
+            unsafe { *G.rt.get() = Box::into_raw(rt) };
+            IS_MAIN.with(|m| m.set(true));
+            let state = if provided == MPI_THREAD_MULTIPLE {
+                READY_LOCKED
+            } else {
+                READY
+            };
+            G.state.store(state, Ordering::Release);
+            Ok(provided)
+        }
+        Err(e) => {
+            G.state.store(UNINIT, Ordering::Release);
+            Err(e)
+        }
+    }
+}
+
+fn io_err(what: &str, e: std::io::Error) -> MpiError {
+    MpiError::new(MPI_ERR_OTHER, format!("{what}: {e}"))
+}
+
+fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
+    let mut boot =
+        bootstrap::connect().map_err(|e| io_err("cannot reach the process manager", e))?;
+    let (rank, size) = (boot.rank(), boot.size());
+    let host = hostname();
+
+    // Who shares this node.
+    let mut local_of_world = vec![u32::MAX; size as usize];
+    let mut locals = Vec::new();
+    if size > 1 {
+        boot.put(&format!("host-{rank}"), &host)
+            .map_err(|e| io_err("PMI put", e))?;
+        boot.barrier().map_err(|e| io_err("PMI barrier", e))?;
+        for r in 0..size {
+            let h = boot
+                .get(&format!("host-{r}"))
+                .map_err(|e| io_err("PMI get", e))?;
+            if h.as_deref() == Some(host.as_str()) {
+                local_of_world[r as usize] = locals.len() as u32;
+                locals.push(r);
+            }
+        }
+        if locals.len() != size as usize {
+            return fail(
+                MPI_ERR_UNSUPPORTED_OPERATION,
+                format!(
+                    "this job spans several nodes ({} of {size} ranks on {host}); hympi does not have its inter-node (libfabric) transport yet",
+                    locals.len()
+                ),
+            );
+        }
+    } else {
+        local_of_world[0] = 0;
+        locals.push(0);
+    }
+    let nlocal = locals.len();
+    let oversubscribed = nlocal > wait::node_cpus();
+    let spin = match config::text("HYMPI_SPIN").as_str() {
+        "auto" | "" => {
+            if oversubscribed {
+                1
+            } else {
+                2000
+            }
+        }
+        v => v.parse().unwrap_or(2000),
+    };
+    wait::set_spin_limit(spin);
+
+    let shm = if nlocal > 1 {
+        let me = local_of_world[rank as usize];
+        Some(Box::new(ShmEngine::setup(
+            boot.as_mut(),
+            &host,
+            me,
+            nlocal as u32,
+        )?))
+    } else {
+        None
+    };
+    let eager_max = match &shm {
+        Some(s) => (config::int("HYMPI_EAGER_MAX").max(0) as usize).min(s.payload_cap()),
+        None => config::int("HYMPI_EAGER_MAX").max(0) as usize,
+    };
+
+    let mut comms = Slab::new(kind::COMM);
+    let world = Comm {
+        ctx: 0,
+        rank,
+        size,
+        map: RankMap::Identity,
+        errh: Errh::Fatal,
+        name: "MPI_COMM_WORLD".into(),
+    };
+    let selfc = Comm {
+        ctx: 2,
+        rank: 0,
+        size: 1,
+        map: RankMap::Table(vec![rank as u32]),
+        errh: Errh::Fatal,
+        name: "MPI_COMM_SELF".into(),
+    };
+    assert_eq!(comms.insert(world), Some(WORLD));
+    assert_eq!(comms.insert(selfc), Some(SELF));
+
+    *BOOT.lock() = Some(boot);
+    Ok(Box::new(Runtime {
+        world_rank: rank,
+        world_size: size,
+        thread_level,
+        comms,
+        reqs: Slab::new(kind::REQUEST),
+        messages: Slab::new(kind::MESSAGE),
+        errhandlers: Slab::new(kind::ERRHANDLER),
+        matcher: Matcher::default(),
+        shm,
+        local_of_world,
+        bsend: BsendBuffer::default(),
+        eager_max,
+        completions: Vec::new(),
+        processor_name: host,
+        self_errh_set: false,
+    }))
+}
+
+/// `MPI_Finalize`: flushes outgoing traffic, waits for the node's ranks, and tears down.
+pub fn finalize() -> MpiResult<()> {
+    // Drain internal traffic (acknowledgements, streamed data) and synchronise the node so no
+    // rank leaves while a peer still needs it.
+    wait_for(|rt| Ok(rt.transport_idle().then_some(())))?;
+    with(|rt| rt.node_barrier())?;
+    let prev = G.state.swap(BUSY, Ordering::AcqRel);
+    if prev != READY && prev != READY_LOCKED {
+        G.state.store(prev, Ordering::Release);
+        return not_ready(prev);
+    }
+    if prev == READY_LOCKED {
+        // Wait for a thread that may still be inside `with`.
+        G.lock.lock();
+        // SAFETY: locked just above.
+        unsafe { G.lock.unlock() };
+    }
+    // SAFETY: state is BUSY: no thread can reach the runtime any more.
+    let rt = unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
+    drop(rt);
+    if let Some(mut b) = BOOT.lock().take() {
+        let _ = b.finalize();
+    }
+    G.state.store(FINALIZED, Ordering::Release);
+    Ok(())
+}
+
+/// Asks the bootstrap to end the job (MPI_Abort).
+pub fn abort(code: i32, message: &str) -> ! {
+    abort_job(code, message)
+}
+
+impl Runtime {
+    /// The handler an error on `obj` goes to, with the function and handle to call for user
+    /// handlers.
+    #[allow(clippy::type_complexity)]
+    pub fn handler_for(
+        &self,
+        obj: ErrObj,
+    ) -> (
+        Errh,
+        Option<(
+            unsafe extern "C" fn(*mut crate::abi::types::MPI_Comm, *mut i32),
+            usize,
+        )>,
+    ) {
+        let (idx, handle) = match obj {
+            ErrObj::Comm(h) => match self.comm_index(h) {
+                Some(i) => (i, h),
+                None => (WORLD, MPI_COMM_WORLD),
+            },
+            _ if self.self_errh_set => (SELF, MPI_COMM_SELF),
+            _ => (WORLD, MPI_COMM_WORLD),
+        };
+        let errh = self.comms.get(idx).map(|c| c.errh).unwrap_or(Errh::Fatal);
+        match errh {
+            Errh::User(u) => (errh, self.errhandlers.get(u).map(|e| (e.func, handle))),
+            other => (other, None),
+        }
+    }
+
+    /// Communicator table index of a handle, if valid.
+    #[inline]
+    pub fn comm_index(&self, h: usize) -> Option<u32> {
+        if h == MPI_COMM_WORLD {
+            Some(WORLD)
+        } else if h == MPI_COMM_SELF {
+            Some(SELF)
+        } else {
+            self.comms.decode(h)
+        }
+    }
+
+    /// The handle of communicator `idx`.
+    #[inline]
+    pub fn comm_handle(&self, idx: u32) -> usize {
+        match idx {
+            WORLD => MPI_COMM_WORLD,
+            SELF => MPI_COMM_SELF,
+            i => self.comms.handle(i),
+        }
+    }
+
+    /// Resolves a communicator handle; `MPI_ERR_COMM` when invalid.
+    #[inline]
+    pub fn comm(&self, h: usize) -> MpiResult<(u32, &Comm)> {
+        match self
+            .comm_index(h)
+            .and_then(|i| self.comms.get(i).map(|c| (i, c)))
+        {
+            Some(x) => Ok(x),
+            None if h == MPI_COMM_NULL => fail(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL"),
+            None => fail(MPI_ERR_COMM, format!("invalid communicator handle {h:#x}")),
+        }
+    }
+
+    /// Whether no internal traffic is pending.
+    pub fn transport_idle(&self) -> bool {
+        self.shm.as_ref().map(|s| s.idle()).unwrap_or(true)
+    }
+
+    /// Barrier of the node's ranks through shared memory, progressing while waiting.
+    pub fn node_barrier(&mut self) -> MpiResult<()> {
+        let Some(mut shm) = self.shm.take() else {
+            return Ok(());
+        };
+        let gen = shm.barrier_arrive();
+        let mut backoff = wait::Backoff::new();
+        let mut result = Ok(());
+        while !shm.barrier_done(gen) {
+            match self.progress_with(&mut shm) {
+                Ok(true) => backoff.reset(),
+                Ok(false) => backoff.idle(),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+        self.shm = Some(shm);
+        result
+    }
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0 {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        "localhost".into()
+    }
+}

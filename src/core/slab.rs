@@ -1,0 +1,162 @@
+//! Generation-checked object tables behind user handles.
+//!
+//! A user handle is a pointer-sized value `(generation << 32) | ((index + 1) << 12) | kind`.
+//! It is never dereferenced: decoding checks the kind tag, the index bound and the generation,
+//! so a stale, foreign or garbage handle yields an MPI error class instead of a crash. Values
+//! below 0x1000 are left to the standard's predefined handles.
+
+/// Kind tags of user handles (low 12 bits).
+pub mod kind {
+    /// Communicator.
+    pub const COMM: usize = 0x1;
+    /// Request.
+    pub const REQUEST: usize = 0x2;
+    /// Error handler.
+    pub const ERRHANDLER: usize = 0x3;
+    /// Matched message (`MPI_Mprobe`).
+    pub const MESSAGE: usize = 0x4;
+    /// Group.
+    pub const GROUP: usize = 0x5;
+    /// Datatype.
+    pub const DATATYPE: usize = 0x6;
+    /// Reduction operation.
+    pub const OP: usize = 0x7;
+    /// Info object.
+    pub const INFO: usize = 0x8;
+}
+
+const MAX_INDEX: usize = (1 << 20) - 2;
+
+/// One table entry.
+struct Slot<T> {
+    generation: u32,
+    value: Option<T>,
+}
+
+/// A table of objects of one kind with a free list.
+pub struct Slab<T> {
+    slots: Vec<Slot<T>>,
+    free: Vec<u32>,
+    kind: usize,
+}
+
+impl<T> Slab<T> {
+    /// An empty table for handles of `kind`.
+    pub fn new(kind: usize) -> Self {
+        Slab {
+            slots: Vec::new(),
+            free: Vec::new(),
+            kind,
+        }
+    }
+
+    /// Stores `value`, returning its index. `None` when the table is full.
+    #[inline]
+    pub fn insert(&mut self, value: T) -> Option<u32> {
+        if let Some(i) = self.free.pop() {
+            let s = &mut self.slots[i as usize];
+            s.value = Some(value);
+            return Some(i);
+        }
+        if self.slots.len() > MAX_INDEX {
+            return None;
+        }
+        self.slots.push(Slot {
+            generation: 1,
+            value: Some(value),
+        });
+        Some((self.slots.len() - 1) as u32)
+    }
+
+    /// Removes the object at `index`; its handles become stale.
+    #[inline]
+    pub fn remove(&mut self, index: u32) -> Option<T> {
+        let s = self.slots.get_mut(index as usize)?;
+        let v = s.value.take()?;
+        s.generation = s.generation.wrapping_add(1).max(1);
+        self.free.push(index);
+        Some(v)
+    }
+
+    /// The object at `index`.
+    #[inline]
+    pub fn get(&self, index: u32) -> Option<&T> {
+        self.slots
+            .get(index as usize)
+            .and_then(|s| s.value.as_ref())
+    }
+
+    /// The object at `index`, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, index: u32) -> Option<&mut T> {
+        self.slots
+            .get_mut(index as usize)
+            .and_then(|s| s.value.as_mut())
+    }
+
+    /// The handle value of the object at `index`.
+    #[inline]
+    pub fn handle(&self, index: u32) -> usize {
+        let g = self.slots[index as usize].generation as usize;
+        (g << 32) | ((index as usize + 1) << 12) | self.kind
+    }
+
+    /// The wire token of the object at `index` (same as its handle).
+    #[inline]
+    pub fn token(&self, index: u32) -> u64 {
+        self.handle(index) as u64
+    }
+
+    /// Decodes a handle or token of this table's kind to a live index.
+    #[inline]
+    pub fn decode(&self, handle: usize) -> Option<u32> {
+        if handle & 0xfff != self.kind || handle < 0x1000 {
+            return None;
+        }
+        let index = ((handle >> 12) & 0xfffff).checked_sub(1)?;
+        let s = self.slots.get(index)?;
+        (s.value.is_some() && s.generation as usize == handle >> 32).then_some(index as u32)
+    }
+
+    /// Number of live objects.
+    pub fn len(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
+    /// Whether no object is live.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Iterates over live objects with their indices.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &T)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.value.as_ref().map(|v| (i as u32, v)))
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handles_are_checked() {
+        let mut s = Slab::new(kind::REQUEST);
+        let a = s.insert("a").unwrap();
+        let h = s.handle(a);
+        assert!(h >= 0x1000);
+        assert_eq!(s.decode(h), Some(a));
+        assert_eq!(s.decode(h ^ 0x3), None, "wrong kind");
+        assert_eq!(s.decode(0x101), None, "predefined value");
+        assert_eq!(s.decode(0xdead_beef_0000), None, "garbage");
+        assert_eq!(s.remove(a), Some("a"));
+        assert_eq!(s.decode(h), None, "stale after free");
+        let b = s.insert("b").unwrap();
+        assert_eq!(b, a, "slot reused");
+        assert_ne!(s.handle(b), h, "new generation");
+        assert_eq!(s.decode(h), None);
+        assert_eq!(s.len(), 1);
+    }
+}

@@ -1,0 +1,45 @@
+//! Every `HYMPI_*` environment variable, declared once with its type, default and meaning.
+//! `hympi-info` prints this table; the library reads its values at `MPI_Init`.
+
+/// One knob.
+pub struct Knob {
+    /// Environment variable name.
+    pub name: &'static str,
+    /// Default value (as text).
+    pub default: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+/// All knobs known to hympi.
+pub const KNOBS: &[Knob] = &[
+    Knob { name: "HYMPI_CMA", default: "1", doc: "1: single-copy large transfers with process_vm_readv when the kernel allows it; 0: pipelined copies through shared-memory cells" },
+    Knob { name: "HYMPI_EAGER_MAX", default: "16320", doc: "largest message (bytes) sent eagerly in one shared-memory cell; larger ones use rendezvous (capped by the cell payload)" },
+    Knob { name: "HYMPI_SHM_CELLS", default: "64", doc: "shared-memory cells owned by each local rank" },
+    Knob { name: "HYMPI_SHM_CELL_SIZE", default: "16384", doc: "bytes per shared-memory cell (header included)" },
+    Knob { name: "HYMPI_SPIN", default: "auto", doc: "empty polls before a waiting rank yields the CPU (auto: 2000, or 1 when oversubscribed)" },
+];
+
+/// Reads an integer knob, falling back to its default when unset or unparsable.
+pub fn int(name: &str) -> i64 {
+    let default = KNOBS
+        .iter()
+        .find(|k| k.name == name)
+        .map(|k| k.default)
+        .unwrap_or("0");
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .or_else(|| default.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Reads a text knob.
+pub fn text(name: &str) -> String {
+    let default = KNOBS
+        .iter()
+        .find(|k| k.name == name)
+        .map(|k| k.default)
+        .unwrap_or("");
+    std::env::var(name).unwrap_or_else(|_| default.to_string())
+}

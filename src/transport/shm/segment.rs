@@ -1,0 +1,408 @@
+//! The node's shared segment: layout, creation and mapping.
+//!
+//! One segment per node and job. The lowest rank of the node creates it as an anonymous
+//! `memfd` (mode 0600 by construction, no name in `/dev/shm`, so nothing can be left behind
+//! by any exit, crash included) and publishes `pid:fd` through the bootstrap; the other local
+//! ranks open `/proc/<pid>/fd/<fd>` and map it; once every local rank has mapped it the creator
+//! closes its descriptor, and the memory lives exactly as long as some rank maps it.
+//!
+//! Layout: a header, one [`RankSlot`] per local rank (its receive queue, its queue of returned
+//! cells, its pid), then `nlocal × cells_per_rank` cells. Memory is linear in local ranks.
+
+use super::queue::{Links, MpscQueue, NIL};
+use std::io;
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+
+/// Magic number at the start of the segment ("hympishm").
+const MAGIC: u64 = 0x6879_6d70_6973_686d;
+
+/// Header at offset 0.
+#[repr(C, align(64))]
+pub struct SegHeader {
+    magic: AtomicU64,
+    /// Local ranks sharing the segment.
+    pub nlocal: u32,
+    /// Cells owned by each local rank.
+    pub cells_per_rank: u32,
+    /// Bytes per cell, header included.
+    pub cell_size: u32,
+    _pad: [u8; 44],
+    /// Arrivals at the current node barrier.
+    pub barrier_arrived: AtomicU32,
+    _pad2: [u8; 60],
+    /// Generation of the node barrier.
+    pub barrier_gen: AtomicU32,
+    _pad3: [u8; 60],
+}
+
+/// Per-local-rank state.
+#[repr(C, align(64))]
+pub struct RankSlot {
+    /// Cells addressed to this rank.
+    pub recv: MpscQueue,
+    /// This rank's own cells, returned by their receivers.
+    pub free: MpscQueue,
+    /// Process id (for CMA).
+    pub pid: AtomicI32,
+    /// 1 when this rank could read its neighbour with CMA, 2 when it could not.
+    pub cma_ok: AtomicU32,
+    /// Address of a word in this process that neighbours read to probe CMA.
+    pub probe_addr: AtomicU64,
+    /// The value stored at `probe_addr`.
+    pub probe_value: AtomicU64,
+    _pad: [u8; 40],
+}
+
+/// Message kinds carried by cells.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CellKind {
+    /// Whole message in the cell.
+    Eager = 1,
+    /// Whole message in the cell; the receiver acknowledges the match (synchronous send).
+    EagerSync = 2,
+    /// Request to send: large message; `addr` is the sender's buffer.
+    Rts = 3,
+    /// Receiver to sender: the synchronous eager message `sreq` was matched.
+    Ack = 4,
+    /// Receiver to sender: rendezvous `sreq` is finished (data copied).
+    Fin = 5,
+    /// Receiver to sender: matched rendezvous `sreq`; stream the data to `rreq` through cells.
+    Cts = 6,
+    /// Sender to receiver: a chunk of a streamed rendezvous message at offset `addr`.
+    Data = 7,
+}
+
+impl CellKind {
+    /// Decodes a kind word.
+    pub fn from_u32(v: u32) -> Option<Self> {
+        Some(match v {
+            1 => Self::Eager,
+            2 => Self::EagerSync,
+            3 => Self::Rts,
+            4 => Self::Ack,
+            5 => Self::Fin,
+            6 => Self::Cts,
+            7 => Self::Data,
+            _ => return None,
+        })
+    }
+}
+
+/// Header of every cell; the payload follows it.
+#[repr(C)]
+pub struct CellHdr {
+    /// Queue link.
+    pub next: AtomicU32,
+    /// [`CellKind`] as a word.
+    pub kind: u32,
+    /// Local rank of the sender (replies go there).
+    pub src_local: u32,
+    /// Sender's rank in the communicator.
+    pub src_rank: i32,
+    /// Message tag.
+    pub tag: i32,
+    /// Context id of the communicator.
+    pub ctx: u32,
+    /// Payload bytes in this cell.
+    pub len: u32,
+    _pad: u32,
+    /// Total bytes of the message.
+    pub total: u64,
+    /// Sender's request token.
+    pub sreq: u64,
+    /// Receiver's request token.
+    pub rreq: u64,
+    /// Sender buffer address (Rts) or byte offset (Data).
+    pub addr: u64,
+}
+
+/// Bytes reserved for the cell header.
+pub const CELL_HDR: usize = 64;
+const _: () = assert!(std::mem::size_of::<CellHdr>() <= CELL_HDR);
+
+/// A mapped segment.
+pub struct Segment {
+    base: *mut u8,
+    len: usize,
+    slots_off: usize,
+    cells_off: usize,
+    nlocal: u32,
+    cells_per_rank: u32,
+    cell_size: usize,
+    /// The creator keeps the memfd open until everyone has mapped it.
+    fd: Option<i32>,
+}
+
+// SAFETY: the segment is plain shared memory; all cross-process state in it is accessed through
+// atomics or under the queue protocol, which hands each cell to exactly one owner at a time.
+unsafe impl Send for Segment {}
+// SAFETY: as above.
+unsafe impl Sync for Segment {}
+
+/// Sizes of the segment parts.
+pub struct Geometry {
+    /// Local ranks.
+    pub nlocal: u32,
+    /// Cells per rank.
+    pub cells_per_rank: u32,
+    /// Bytes per cell.
+    pub cell_size: usize,
+}
+
+impl Geometry {
+    fn offsets(&self) -> (usize, usize, usize) {
+        let slots_off = std::mem::size_of::<SegHeader>();
+        let cells_off = align_up(
+            slots_off + self.nlocal as usize * std::mem::size_of::<RankSlot>(),
+            4096,
+        );
+        let len = cells_off + self.nlocal as usize * self.cells_per_rank as usize * self.cell_size;
+        (slots_off, cells_off, align_up(len, 4096))
+    }
+    /// Total bytes of the segment.
+    pub fn total_len(&self) -> usize {
+        self.offsets().2
+    }
+}
+
+fn align_up(v: usize, a: usize) -> usize {
+    v.div_ceil(a) * a
+}
+
+impl Segment {
+    /// Creates and initialises a segment (creator side). Returns it and the `pid:fd` text the
+    /// other local ranks need to map it.
+    pub fn create(geo: &Geometry) -> io::Result<(Segment, String)> {
+        let (slots_off, cells_off, len) = geo.offsets();
+        // SAFETY: memfd_create takes a NUL-terminated name; flags are valid.
+        let fd = unsafe { libc::memfd_create(c"hympi-shm".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fd is the memfd just created.
+        if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: closing our own descriptor.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        let base = map(fd, len)?;
+        let seg = Segment {
+            base,
+            len,
+            slots_off,
+            cells_off,
+            nlocal: geo.nlocal,
+            cells_per_rank: geo.cells_per_rank,
+            cell_size: geo.cell_size,
+            fd: Some(fd),
+        };
+        seg.init();
+        let key = format!("{}:{}", std::process::id(), fd);
+        Ok((seg, key))
+    }
+
+    /// Maps a segment created by another local rank.
+    pub fn attach(key: &str, geo: &Geometry) -> io::Result<Segment> {
+        let (pid, fd) = key.split_once(':').ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("bad segment key {key}"))
+        })?;
+        let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).unwrap();
+        // SAFETY: path is NUL-terminated.
+        let myfd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if myfd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let (slots_off, cells_off, len) = geo.offsets();
+        let mapped = map(myfd, len);
+        // SAFETY: our own descriptor; the mapping keeps the memory alive.
+        unsafe { libc::close(myfd) };
+        let base = mapped?;
+        let seg = Segment {
+            base,
+            len,
+            slots_off,
+            cells_off,
+            nlocal: geo.nlocal,
+            cells_per_rank: geo.cells_per_rank,
+            cell_size: geo.cell_size,
+            fd: None,
+        };
+        if seg.header().magic.load(Ordering::Acquire) != MAGIC || seg.header().nlocal != geo.nlocal
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "shared segment has an unexpected layout",
+            ));
+        }
+        Ok(seg)
+    }
+
+    /// Closes the creator's descriptor once every local rank has mapped the segment.
+    pub fn close_creator_fd(&mut self) {
+        if let Some(fd) = self.fd.take() {
+            // SAFETY: closing our own descriptor; the mapping stays valid.
+            unsafe { libc::close(fd) };
+        }
+    }
+
+    fn init(&self) {
+        // SAFETY: the creator is the only user of the fresh, zero-filled mapping; each object is
+        // written in place at an offset inside it, properly aligned by construction.
+        unsafe {
+            let h = self.base as *mut SegHeader;
+            std::ptr::addr_of_mut!((*h).nlocal).write(self.nlocal);
+            std::ptr::addr_of_mut!((*h).cells_per_rank).write(self.cells_per_rank);
+            std::ptr::addr_of_mut!((*h).cell_size).write(self.cell_size as u32);
+            for r in 0..self.nlocal {
+                let s = self
+                    .base
+                    .add(self.slots_off + r as usize * std::mem::size_of::<RankSlot>())
+                    as *mut RankSlot;
+                std::ptr::addr_of_mut!((*s).recv).write(MpscQueue::new());
+                std::ptr::addr_of_mut!((*s).free).write(MpscQueue::new());
+            }
+        }
+        for r in 0..self.nlocal {
+            for i in 0..self.cells_per_rank {
+                let c = r * self.cells_per_rank + i;
+                self.slot(r).free.push(self, c);
+            }
+        }
+        self.header().magic.store(MAGIC, Ordering::Release);
+    }
+
+    /// The header.
+    pub fn header(&self) -> &SegHeader {
+        // SAFETY: offset 0 holds an initialised SegHeader for the mapping's lifetime.
+        unsafe { &*(self.base as *const SegHeader) }
+    }
+
+    /// Slot of local rank `r`.
+    #[inline]
+    pub fn slot(&self, r: u32) -> &RankSlot {
+        debug_assert!(r < self.nlocal);
+        // SAFETY: r < nlocal, so the slot lies inside the mapping and was initialised by init().
+        unsafe {
+            &*(self
+                .base
+                .add(self.slots_off + r as usize * std::mem::size_of::<RankSlot>())
+                as *const RankSlot)
+        }
+    }
+
+    /// Header of cell `c`.
+    #[inline]
+    pub fn cell(&self, c: u32) -> *mut CellHdr {
+        debug_assert!(c < self.nlocal * self.cells_per_rank);
+        // SAFETY: c is a valid cell index, so the cell lies inside the mapping.
+        unsafe { self.base.add(self.cells_off + c as usize * self.cell_size) as *mut CellHdr }
+    }
+
+    /// Payload of cell `c`.
+    #[inline]
+    pub fn payload(&self, c: u32) -> *mut u8 {
+        // SAFETY: the payload follows the header inside the same cell.
+        unsafe { (self.cell(c) as *mut u8).add(CELL_HDR) }
+    }
+
+    /// Payload capacity of a cell.
+    pub fn payload_cap(&self) -> usize {
+        self.cell_size - CELL_HDR
+    }
+
+    /// Local rank owning cell `c`.
+    #[inline]
+    pub fn owner(&self, c: u32) -> u32 {
+        c / self.cells_per_rank
+    }
+
+    /// Local ranks.
+    pub fn nlocal(&self) -> u32 {
+        self.nlocal
+    }
+
+    /// Total mapped bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the segment is empty (never: it has at least a header).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Links for Segment {
+    #[inline]
+    fn link(&self, cell: u32) -> &AtomicU32 {
+        // SAFETY: `next` is the first field of a live cell header.
+        unsafe { &(*self.cell(cell)).next }
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        self.close_creator_fd();
+        // SAFETY: unmapping our own mapping; no references into it outlive the Segment.
+        unsafe { libc::munmap(self.base.cast(), self.len) };
+    }
+}
+
+fn map(fd: i32, len: usize) -> io::Result<*mut u8> {
+    // SAFETY: mapping a descriptor we own with a valid length; the result is checked.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(p as *mut u8)
+}
+
+/// Used by `NIL` checks elsewhere.
+pub const NO_CELL: u32 = NIL;
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_attach_and_cells_round_trip() {
+        let geo = Geometry {
+            nlocal: 3,
+            cells_per_rank: 8,
+            cell_size: 1024,
+        };
+        let (seg, key) = Segment::create(&geo).unwrap();
+        let other = Segment::attach(&key, &geo).unwrap();
+        // Rank 1 takes one of its cells, fills it and sends it to rank 2.
+        let c = seg.slot(1).free.pop(&seg).unwrap();
+        assert_eq!(seg.owner(c), 1);
+        // SAFETY: the cell was just popped, so this test owns it.
+        unsafe {
+            (*seg.cell(c)).tag = 42;
+            *seg.payload(c) = 7;
+        }
+        seg.slot(2).recv.push(&seg, c);
+        let got = other.slot(2).recv.pop(&other).unwrap();
+        assert_eq!(got, c);
+        // SAFETY: received cell, owned by the consumer now.
+        unsafe {
+            assert_eq!((*other.cell(got)).tag, 42);
+            assert_eq!(*other.payload(got), 7);
+        }
+        // Every rank starts with all its cells free.
+        let n = std::iter::from_fn(|| other.slot(0).free.pop(&other)).count();
+        assert_eq!(n, 8);
+        assert!(geo.total_len() <= 4096 * 8);
+    }
+}
