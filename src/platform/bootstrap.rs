@@ -1,6 +1,7 @@
 //! Bootstrap: how ranks find each other before the transports exist (a key-value store with
 //! a barrier). Under a launcher it is the PMI-1 client; started alone, a singleton.
 
+use crate::platform::pmi::PmiClient;
 use std::collections::HashMap;
 use std::io;
 
@@ -61,7 +62,41 @@ impl Bootstrap for Singleton {
     }
 }
 
-/// Connects to the process manager named by the environment, or makes a singleton.
+impl Bootstrap for PmiClient {
+    fn rank(&self) -> i32 {
+        PmiClient::rank(self)
+    }
+    fn size(&self) -> i32 {
+        PmiClient::size(self)
+    }
+    fn appnum(&self) -> i32 {
+        PmiClient::appnum(self)
+    }
+    fn universe_size(&self) -> i32 {
+        PmiClient::universe_size(self)
+    }
+    fn put(&mut self, key: &str, value: &str) -> io::Result<()> {
+        PmiClient::put(self, key, value)
+    }
+    fn barrier(&mut self) -> io::Result<()> {
+        PmiClient::barrier(self)
+    }
+    fn get(&mut self, key: &str) -> io::Result<Option<String>> {
+        PmiClient::get(self, key)
+    }
+    fn finalize(&mut self) -> io::Result<()> {
+        PmiClient::finalize(self)
+    }
+    fn abort(&mut self, code: i32, message: &str) -> io::Result<()> {
+        PmiClient::abort(self, code, message)
+    }
+}
+
+/// Connects to the process manager named by the environment (PMI-1), or makes a singleton
+/// when the process was started without a launcher.
 pub fn connect() -> io::Result<Box<dyn Bootstrap>> {
-    Ok(Box::new(Singleton::default()))
+    Ok(match PmiClient::from_env()? {
+        Some(pmi) => Box::new(pmi),
+        None => Box::new(Singleton::default()),
+    })
 }

@@ -2,4 +2,6 @@
 pub mod bootstrap;
 pub mod cma;
 pub mod config;
+pub mod pmi;
+pub mod pmi_wire;
 pub mod wait;
