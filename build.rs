@@ -221,10 +221,14 @@ fn parse_param(p: &str, fname: &str) -> Param {
         + 1;
     let name = decl[name_start..].to_string();
     let tpart = decl[..name_start].trim();
-    let stars = tpart.matches('*').count() + arrays.min(1);
+    let mut stars = tpart.matches('*').count() + arrays.min(1);
     let is_const = tpart.starts_with("const");
     let base = tpart.replace('*', " ").replace("const", " ");
     let base = base.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A parameter of function type (`MPI_T_event_cb_function event_cb_function`) is a pointer.
+    if stars == 0 && (base.ends_with("_function") || base.ends_with("_function_c")) {
+        stars = 1;
+    }
     let rbase = rust_base(&base, stars, fname);
     let mut rust = rbase;
     for level in 0..stars {

@@ -9,6 +9,10 @@ pub type MPI_Offset = i64;
 pub type MPI_Count = i64;
 /// `MPI_Fint`: a Fortran integer.
 pub type MPI_Fint = i32;
+/// `MPI_T_cb_safety`: the callback safety level of the tool interface (`MPI_T_CB_REQUIRE_*`).
+pub type MPI_T_cb_safety = i32;
+/// `MPI_T_source_order`: the ordering guarantee of an event source (`MPI_T_SOURCE_*`).
+pub type MPI_T_source_order = i32;
 
 /// `MPI_Status`: 8 ints. hympi keeps the received byte count in `MPI_internal[0..2]` (low and
 /// high halves) and the cancelled flag in `MPI_internal[2]`.
