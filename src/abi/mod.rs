@@ -16,7 +16,13 @@ pub mod consts {
 }
 
 /// The generated `MPI_*` / `PMPI_*` entry points.
-#[allow(unused_variables, unused_imports, unused_parens, clippy::too_many_arguments, clippy::unit_arg)]
+#[allow(
+    unused_variables,
+    unused_imports,
+    unused_parens,
+    clippy::too_many_arguments,
+    clippy::unit_arg
+)]
 pub mod generated {
     use super::entry::{self, ErrObj};
     use super::imp;

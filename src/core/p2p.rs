@@ -10,7 +10,7 @@ use crate::abi::consts::*;
 use crate::core::comm::Comm;
 use crate::core::error::{fail, MpiResult};
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
-use crate::core::request::{ReqKind, Request, SendMode, Status};
+use crate::core::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
 use crate::core::runtime::Runtime;
 use crate::transport::shm::segment::CellKind;
 use crate::transport::shm::{Incoming, Outgoing, ShmEngine};
@@ -163,11 +163,46 @@ impl Runtime {
         };
         r.done = true;
         if r.user_freed || r.internal {
+            let (parent, kind, status) = (r.parent, r.kind, r.status);
             if r.internal {
                 self.bsend.release(rid);
             }
             self.reqs.remove(rid);
+            if parent != NO_PARENT {
+                self.part_done(parent, kind, status);
+            }
         }
+    }
+
+    /// A part of compound request `parent` completed; the receive part gives the status.
+    #[cold]
+    fn part_done(&mut self, parent: u32, kind: ReqKind, status: Status) {
+        let Some(p) = self.reqs.get_mut(parent) else {
+            return;
+        };
+        if kind == ReqKind::Recv {
+            p.status = status;
+        }
+        p.parts -= 1;
+        if p.parts == 0 {
+            p.scratch = Vec::new();
+            self.complete(parent);
+        }
+    }
+
+    /// Starts a send and a receive as the two parts of compound request `parent`
+    /// (`MPI_Isendrecv`): it completes when both have, with the receive's status.
+    pub fn start_sendrecv(&mut self, parent: u32, s: SendArgs, r: RecvArgs) -> MpiResult<()> {
+        self.reqs.get_mut(parent).unwrap().parts = 2;
+        let rr = self.new_request(ReqKind::Recv, r.comm)?;
+        let sr = self.new_request(ReqKind::Send, s.comm)?;
+        for id in [rr, sr] {
+            let q = self.reqs.get_mut(id).unwrap();
+            q.internal = true;
+            q.parent = parent;
+        }
+        self.start_recv(rr, r)?;
+        self.start_send(sr, s)
     }
 
     fn complete_token(&mut self, token: u64) {

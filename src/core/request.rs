@@ -131,7 +131,18 @@ pub struct Request {
     pub persistent: Option<PersistentOp>,
     /// Persistent request started and not yet completed by a wait or test.
     pub active: bool,
+    /// For a part of a compound operation (`MPI_Isendrecv`): the request it belongs to, or
+    /// `NO_PARENT`.
+    pub parent: u32,
+    /// For a compound request: parts not yet complete.
+    pub parts: u32,
+    /// For a compound request: data it owns while active (the send copy of
+    /// `MPI_Isendrecv_replace`).
+    pub scratch: Vec<u8>,
 }
+
+/// `Request::parent` of a request that is not part of another.
+pub const NO_PARENT: u32 = u32::MAX;
 
 impl Request {
     /// A fresh, not yet completed request.
@@ -150,6 +161,9 @@ impl Request {
             internal: false,
             persistent: None,
             active: true,
+            parent: NO_PARENT,
+            parts: 0,
+            scratch: Vec::new(),
         }
     }
 }

@@ -1545,3 +1545,324 @@ pub(crate) unsafe fn MPI_Startall(
     let reqs = unsafe { req_slice(count, array_of_requests) }?;
     runtime::with(|rt| reqs.iter().try_for_each(|&h| start_one(rt, h)))
 }
+
+// ---------------------------------------------------------------------------------------------
+// nonblocking sendrecv
+
+unsafe fn isendrecv(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    replace: bool,
+) -> MpiResult<u32> {
+    runtime::with(|rt| {
+        let ra = recv_args(rt, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let mut sa = send_args(
+            rt,
+            sendbuf,
+            sendcount,
+            sendtype,
+            dest,
+            sendtag,
+            comm,
+            SendMode::Standard,
+        )?;
+        let parent = rt.new_request(ReqKind::Recv, ra.comm)?;
+        if replace {
+            // The send goes from a private copy, so the receive may overwrite the buffer.
+            // SAFETY: the send buffer holds `bytes` bytes (checked by send_args).
+            let copy = unsafe { crate::core::p2p::raw_slice(sa.buf, sa.bytes) }.to_vec();
+            let p = rt.reqs.get_mut(parent).unwrap();
+            p.scratch = copy;
+            sa.buf = p.scratch.as_ptr();
+        }
+        rt.start_sendrecv(parent, sa, ra)?;
+        Ok(parent)
+    })
+}
+
+pub(crate) unsafe fn MPI_Isendrecv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    let r = unsafe {
+        isendrecv(
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            dest,
+            sendtag,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            source,
+            recvtag,
+            comm,
+            false,
+        )
+    };
+    unsafe { set_request(request, r) }
+}
+
+pub(crate) unsafe fn MPI_Isendrecv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    let r = unsafe {
+        isendrecv(
+            sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+            recvtag, comm, false,
+        )
+    };
+    unsafe { set_request(request, r) }
+}
+
+pub(crate) unsafe fn MPI_Isendrecv_replace(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    let r = unsafe {
+        isendrecv(
+            buf,
+            count as i64,
+            datatype,
+            dest,
+            sendtag,
+            buf,
+            count as i64,
+            datatype,
+            source,
+            recvtag,
+            comm,
+            true,
+        )
+    };
+    unsafe { set_request(request, r) }
+}
+
+pub(crate) unsafe fn MPI_Isendrecv_replace_c(
+    buf: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    let r = unsafe {
+        isendrecv(
+            buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm, true,
+        )
+    };
+    unsafe { set_request(request, r) }
+}
+
+// ---------------------------------------------------------------------------------------------
+// status accessors (MPI-4.1) and status queries over arrays
+
+unsafe fn status_ref<'a>(status: *const MPI_Status) -> MpiResult<&'a MPI_Status> {
+    // SAFETY: a non-null status pointer points to a status.
+    match unsafe { status.as_ref() } {
+        Some(s) => Ok(s),
+        None => fail(MPI_ERR_ARG, "status must not be NULL"),
+    }
+}
+
+pub(crate) unsafe fn MPI_Status_get_source(
+    status: *const MPI_Status,
+    source: *mut c_int,
+) -> MpiResult<()> {
+    *unsafe { out(source, "source") }? = unsafe { status_ref(status) }?.MPI_SOURCE;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Status_get_tag(
+    status: *const MPI_Status,
+    tag: *mut c_int,
+) -> MpiResult<()> {
+    *unsafe { out(tag, "tag") }? = unsafe { status_ref(status) }?.MPI_TAG;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Status_get_error(
+    status: *const MPI_Status,
+    err: *mut c_int,
+) -> MpiResult<()> {
+    *unsafe { out(err, "error") }? = unsafe { status_ref(status) }?.MPI_ERROR;
+    Ok(())
+}
+
+/// Status of request `h` without completing it: `None` while it is pending.
+fn peek_status(rt: &Runtime, h: MPI_Request) -> MpiResult<Option<Status>> {
+    if h as usize == MPI_REQUEST_NULL {
+        return Ok(Some(Status::EMPTY));
+    }
+    let rid = request_index(rt, h)?;
+    let r = rt.reqs.get(rid).unwrap();
+    Ok(if !r.active {
+        Some(Status::EMPTY)
+    } else {
+        r.done.then_some(r.status)
+    })
+}
+
+pub(crate) unsafe fn MPI_Request_get_status_any(
+    count: c_int,
+    array_of_requests: *const MPI_Request,
+    index: *mut c_int,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> MpiResult<()> {
+    let reqs = unsafe { req_slice(count, array_of_requests as *mut MPI_Request) }?;
+    let index = unsafe { out(index, "index") }?;
+    let flag = unsafe { out(flag, "flag") }?;
+    let found = runtime::with(|rt| {
+        rt.progress()?;
+        let mut any_active = false;
+        for (i, &h) in reqs.iter().enumerate() {
+            if h as usize == MPI_REQUEST_NULL
+                || !rt
+                    .reqs
+                    .decode(h as usize)
+                    .and_then(|r| rt.reqs.get(r))
+                    .map_or(false, |r| r.active)
+            {
+                continue;
+            }
+            any_active = true;
+            if let Some(st) = peek_status(rt, h)? {
+                return Ok(Some(Some((i, st))));
+            }
+        }
+        Ok(if any_active { None } else { Some(None) })
+    })?;
+    match found {
+        None => {
+            *flag = 0;
+            *index = MPI_UNDEFINED;
+        }
+        Some(None) => {
+            *flag = 1;
+            *index = MPI_UNDEFINED;
+            unsafe { write_status(status, &Status::EMPTY) };
+        }
+        Some(Some((i, st))) => {
+            *flag = 1;
+            *index = i as c_int;
+            unsafe { write_status(status, &st) };
+        }
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Request_get_status_all(
+    count: c_int,
+    array_of_requests: *const MPI_Request,
+    flag: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> MpiResult<()> {
+    let reqs = unsafe { req_slice(count, array_of_requests as *mut MPI_Request) }?;
+    let flag = unsafe { out(flag, "flag") }?;
+    let all = runtime::with(|rt| {
+        rt.progress()?;
+        reqs.iter()
+            .map(|&h| peek_status(rt, h))
+            .collect::<MpiResult<Option<Vec<Status>>>>()
+    })?;
+    match all {
+        None => *flag = 0,
+        Some(sts) => {
+            *flag = 1;
+            for (i, st) in sts.iter().enumerate() {
+                if let Some(s) = unsafe { status_at(array_of_statuses, i) } {
+                    st.write(s, false);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Request_get_status_some(
+    incount: c_int,
+    array_of_requests: *const MPI_Request,
+    outcount: *mut c_int,
+    array_of_indices: *mut c_int,
+    array_of_statuses: *mut MPI_Status,
+) -> MpiResult<()> {
+    let reqs = unsafe { req_slice(incount, array_of_requests as *mut MPI_Request) }?;
+    let outcount = unsafe { out(outcount, "outcount") }?;
+    let (any_active, got) = runtime::with(|rt| {
+        rt.progress()?;
+        let mut any_active = false;
+        let mut got = Vec::new();
+        for (i, &h) in reqs.iter().enumerate() {
+            if h as usize == MPI_REQUEST_NULL
+                || !rt
+                    .reqs
+                    .decode(h as usize)
+                    .and_then(|r| rt.reqs.get(r))
+                    .map_or(false, |r| r.active)
+            {
+                continue;
+            }
+            any_active = true;
+            if let Some(st) = peek_status(rt, h)? {
+                got.push((i, st));
+            }
+        }
+        Ok((any_active, got))
+    })?;
+    if !any_active {
+        *outcount = MPI_UNDEFINED;
+        return Ok(());
+    }
+    *outcount = got.len() as c_int;
+    for (k, (i, st)) in got.iter().enumerate() {
+        if !array_of_indices.is_null() {
+            // SAFETY: the index array holds `incount` entries and k < incount.
+            unsafe { *array_of_indices.add(k) = *i as c_int };
+        }
+        if let Some(s) = unsafe { status_at(array_of_statuses, k) } {
+            st.write(s, false);
+        }
+    }
+    Ok(())
+}

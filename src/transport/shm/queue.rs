@@ -18,11 +18,11 @@
 /// The atomic type of queue links (loom's under `--cfg loom`, for model checking).
 #[cfg(loom)]
 pub use loom::sync::atomic::AtomicU32;
+#[cfg(loom)]
+use loom::sync::atomic::Ordering;
 /// The atomic type of queue links (loom's under `--cfg loom`, for model checking).
 #[cfg(not(loom))]
 pub use std::sync::atomic::AtomicU32;
-#[cfg(loom)]
-use loom::sync::atomic::Ordering;
 #[cfg(not(loom))]
 use std::sync::atomic::Ordering;
 
