@@ -1,1 +1,4 @@
 //! Platform services: bootstrap, shared segments, CMA, waiting, configuration.
+
+pub mod pmi;
+pub mod pmi_wire;
