@@ -1,0 +1,288 @@
+//! Command-line parsing for `hympiexec`.
+
+use std::ffi::OsString;
+
+/// The usage text printed by `--help`.
+pub const USAGE: &str = "\
+Usage: hympiexec [options] program [args...]
+
+Runs N copies (ranks) of program on this node and serves them the PMI-1 protocol
+(PMI_FD, PMI_RANK, PMI_SIZE), so an MPI program built with hympi (or MPICH) finds
+its peers.
+
+Options:
+  -n N, -np N            number of ranks (default 1)
+  --bind-to core|numa|none
+                         pin rank i to core (or NUMA node) i, round-robin; default:
+                         core when N <= cores, none when oversubscribed
+  --report-bindings      print the CPUs each rank is bound to
+  --tag-output           prefix each line of output with [rank]
+  -x VAR                 pass VAR with its current value
+  -x VAR=value           set VAR for the ranks
+  -h, --help             print this help
+  -V, --version          print the version
+
+The whole environment is passed to the ranks, plus HYMPI_LOCAL_RANK and
+HYMPI_LOCAL_SIZE. If a rank dies before MPI_Finalize or calls MPI_Abort, the
+other ranks are killed (SIGTERM, then SIGKILL after 0.5 s). SIGINT and SIGTERM
+are forwarded to the ranks; a second one kills them.
+
+Exit status: that of the first rank to fail (128+N for death by signal N), the
+MPI_Abort code, or 0 when every rank exits 0.";
+
+/// Where ranks are pinned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BindTo {
+    /// One core per rank, round-robin over the cores.
+    Core,
+    /// One NUMA node per rank, round-robin over the NUMA nodes.
+    Numa,
+    /// No pinning.
+    None,
+}
+
+/// One `-x` option.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvSpec {
+    /// `-x VAR`: pass the launcher's current value.
+    Pass(String),
+    /// `-x VAR=value`: set the variable.
+    Set(String, String),
+}
+
+/// What to run and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Number of ranks.
+    pub np: usize,
+    /// Binding asked for; `None` means the default policy.
+    pub bind_to: Option<BindTo>,
+    /// Print each rank's CPU set.
+    pub report_bindings: bool,
+    /// Prefix output lines with `[rank] `.
+    pub tag_output: bool,
+    /// `-x` options, in order.
+    pub env: Vec<EnvSpec>,
+    /// The program to run.
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+}
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// Launch a job.
+    Run(Options),
+    /// Print the usage.
+    Help,
+    /// Print the version.
+    Version,
+}
+
+/// Largest accepted `-n`: each rank takes three descriptors in the launcher.
+pub const MAX_RANKS: usize = 4096;
+
+fn utf8(arg: OsString) -> Result<String, String> {
+    arg.into_string()
+        .map_err(|a| format!("argument {a:?} is not UTF-8"))
+}
+
+fn parse_np(v: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(n) if (1..=MAX_RANKS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "invalid number of ranks {v:?} (expected 1 to {MAX_RANKS})"
+        )),
+    }
+}
+
+fn parse_bind(v: &str) -> Result<BindTo, String> {
+    match v {
+        "core" | "cores" => Ok(BindTo::Core),
+        "numa" => Ok(BindTo::Numa),
+        "none" => Ok(BindTo::None),
+        _ => Err(format!(
+            "invalid --bind-to value {v:?} (expected core, numa or none)"
+        )),
+    }
+}
+
+fn parse_env(v: &str) -> Result<EnvSpec, String> {
+    let (name, value) = match v.split_once('=') {
+        Some((n, val)) => (n, Some(val)),
+        None => (v, None),
+    };
+    let valid = !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(format!("invalid environment variable name {name:?} in -x"));
+    }
+    Ok(match value {
+        Some(val) => EnvSpec::Set(name.to_string(), val.to_string()),
+        None => EnvSpec::Pass(name.to_string()),
+    })
+}
+
+/// Parses the arguments after the program name. Options stop at the first non-option (the
+/// program) or at `--`; everything after belongs to the program.
+pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String> {
+    let mut it = args.into_iter();
+    let mut opts = Options {
+        np: 1,
+        bind_to: None,
+        report_bindings: false,
+        tag_output: false,
+        env: Vec::new(),
+        program: OsString::new(),
+        args: Vec::new(),
+    };
+    let program = loop {
+        let Some(arg) = it.next() else {
+            return Err("no program given".to_string());
+        };
+        let Some(s) = arg.to_str() else {
+            break arg;
+        };
+        if !s.starts_with('-') || s == "-" {
+            break arg;
+        }
+        // Accept `--opt=value` and `-opt=value` for options that take a value.
+        let (name, inline) = match s.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (s, None),
+        };
+        let mut value = || match &inline {
+            Some(v) => Ok(v.clone()),
+            None => it
+                .next()
+                .ok_or_else(|| format!("option {name} needs a value"))
+                .and_then(utf8),
+        };
+        let flag = |set: &mut bool| match inline {
+            Some(_) => Err(format!("option {name} takes no value")),
+            None => {
+                *set = true;
+                Ok(())
+            }
+        };
+        match name {
+            "--" => match it.next() {
+                Some(p) => break p,
+                None => return Err("no program given after --".to_string()),
+            },
+            "-h" | "--help" | "-help" => return Ok(Command::Help),
+            "-V" | "--version" | "-version" => return Ok(Command::Version),
+            "-n" | "-np" | "--np" | "--n" => opts.np = parse_np(&value()?)?,
+            "--bind-to" | "-bind-to" => opts.bind_to = Some(parse_bind(&value()?)?),
+            "-x" => opts.env.push(parse_env(&value()?)?),
+            "--report-bindings" | "-report-bindings" => flag(&mut opts.report_bindings)?,
+            "--tag-output" | "-tag-output" | "-prepend-rank" | "--prepend-rank" => {
+                flag(&mut opts.tag_output)?
+            }
+            _ => return Err(format!("unknown option {s}")),
+        }
+    };
+    opts.program = program;
+    opts.args = it.collect();
+    Ok(Command::Run(opts))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(args: &[&str]) -> Result<Options, String> {
+        match parse(args.iter().map(OsString::from))? {
+            Command::Run(o) => Ok(o),
+            other => panic!("expected Run, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn basic_forms() {
+        let o = run(&["-n", "4", "./a.out", "x", "-n", "7"]).unwrap();
+        assert_eq!(o.np, 4);
+        assert_eq!(o.program, "./a.out");
+        assert_eq!(o.args, vec![OsString::from("x"), "-n".into(), "7".into()]);
+        assert_eq!(run(&["-np", "3", "p"]).unwrap().np, 3);
+        assert_eq!(run(&["-n=5", "p"]).unwrap().np, 5);
+        assert_eq!(run(&["p"]).unwrap().np, 1);
+        let o = run(&["--", "-weird-program", "-n"]).unwrap();
+        assert_eq!(o.program, "-weird-program");
+        assert_eq!(o.args, vec![OsString::from("-n")]);
+    }
+
+    #[test]
+    fn options() {
+        let o = run(&[
+            "--tag-output",
+            "--bind-to",
+            "numa",
+            "-x",
+            "A",
+            "-x",
+            "B=1=2",
+            "--report-bindings",
+            "-n",
+            "2",
+            "prog",
+        ])
+        .unwrap();
+        assert!(o.tag_output && o.report_bindings);
+        assert_eq!(o.bind_to, Some(BindTo::Numa));
+        assert_eq!(
+            o.env,
+            vec![
+                EnvSpec::Pass("A".into()),
+                EnvSpec::Set("B".into(), "1=2".into())
+            ]
+        );
+        assert_eq!(
+            run(&["--bind-to=none", "p"]).unwrap().bind_to,
+            Some(BindTo::None)
+        );
+        assert_eq!(
+            run(&["-bind-to", "core", "p"]).unwrap().bind_to,
+            Some(BindTo::Core)
+        );
+        assert!(run(&["-prepend-rank", "p"]).unwrap().tag_output);
+        assert_eq!(
+            run(&["-x", "E=", "p"]).unwrap().env,
+            vec![EnvSpec::Set("E".into(), "".into())]
+        );
+    }
+
+    #[test]
+    fn help_and_version() {
+        let p = |a: &[&str]| parse(a.iter().map(OsString::from)).unwrap();
+        assert_eq!(p(&["--help"]), Command::Help);
+        assert_eq!(p(&["-n", "2", "-h", "prog"]), Command::Help);
+        assert_eq!(p(&["--version"]), Command::Version);
+        // After the program, --help belongs to the program.
+        assert!(matches!(p(&["prog", "--help"]), Command::Run(_)));
+    }
+
+    #[test]
+    fn errors() {
+        for bad in [
+            &["-n"][..],
+            &["-n", "0", "p"],
+            &["-n", "x", "p"],
+            &["-n", "-3", "p"],
+            &["-n", "4097", "p"],
+            &["--bind-to", "socket", "p"],
+            &["-x", "1A", "p"],
+            &["-x", "A-B=1", "p"],
+            &["-x", "=1", "p"],
+            &["--frobnicate", "p"],
+            &["--tag-output=yes", "p"],
+            &[],
+            &["-n", "2"],
+            &["--"],
+        ] {
+            assert!(run(bad).is_err(), "{bad:?} should be refused");
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Starting one rank: its PMI socket, its output pipes, its environment and its CPU binding.
+//!
+//! The PMI channel is one end of a `socketpair(AF_UNIX)` inherited by the rank and named by
+//! `PMI_FD`. It has no name in the filesystem and is reachable only by the launcher and that
+//! one rank, so no other user or job can connect to it and nothing is left to clean up: this is
+//! how the "socket only for its owner, with a per-job token" requirement is met.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+
+/// Variables of another launcher that must not reach the ranks.
+const FOREIGN_PMI_VARS: [&str; 3] = ["PMI_PORT", "PMI_ID", "PMI_SPAWNED"];
+
+/// What is common to all ranks of a job.
+pub struct JobSpec<'a> {
+    /// Program to run.
+    pub program: &'a OsString,
+    /// Its arguments.
+    pub args: &'a [OsString],
+    /// Number of ranks.
+    pub np: usize,
+    /// Extra variables (from `-x`), applied after the inherited environment.
+    pub env: &'a [(String, OsString)],
+}
+
+/// A started rank and the launcher's ends of its channels.
+pub struct Started {
+    /// The child process.
+    pub child: Child,
+    /// The launcher's end of the PMI socket (close-on-exec, non-blocking).
+    pub pmi: File,
+    /// The read end of the rank's stdout.
+    pub stdout: File,
+    /// The read end of the rank's stderr.
+    pub stderr: File,
+}
+
+/// Creates a connected `AF_UNIX` stream socket pair, both ends close-on-exec.
+fn socketpair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0i32; 2];
+    // SAFETY: fds has room for the two descriptors socketpair writes.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: socketpair succeeded: both descriptors are open and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Moves `fd` to a number ≥ 3 (close-on-exec), so the child's stdio set-up cannot clobber it.
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: fd is open; F_DUPFD_CLOEXEC returns a new descriptor ≥ 3 or -1.
+    let new = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fcntl returned a fresh descriptor that nobody else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(new) })
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    // SAFETY: fd is open; F_GETFL/F_SETFL only read and change its status flags.
+    unsafe {
+        let flags = libc::fcntl(fd.as_raw_fd(), libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Builds the affinity mask for `cpus` (CPUs beyond `CPU_SETSIZE` are left out).
+fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
+    // SAFETY: cpu_set_t is a plain bit array; all-zero is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+        // SAFETY: cpu < CPU_SETSIZE, so the bit lies inside `set`.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    set
+}
+
+/// Starts rank `rank` of `job`, bound to `cpus` when given. Rank 0 inherits stdin; the others
+/// read from /dev/null.
+pub fn start(job: &JobSpec<'_>, rank: usize, cpus: Option<&[usize]>) -> io::Result<Started> {
+    let (ours, theirs) = socketpair()?;
+    let ours = above_stdio(ours)?;
+    let theirs = above_stdio(theirs)?;
+    set_nonblocking(&ours)?;
+    let child_fd = theirs.as_raw_fd();
+    let affinity = cpus.map(cpu_set);
+    // SAFETY: getpid has no preconditions.
+    let launcher = unsafe { libc::getpid() };
+
+    let mut cmd = Command::new(job.program);
+    cmd.args(job.args);
+    for var in FOREIGN_PMI_VARS {
+        cmd.env_remove(var);
+    }
+    cmd.env("PMI_FD", child_fd.to_string())
+        .env("PMI_RANK", rank.to_string())
+        .env("PMI_SIZE", job.np.to_string())
+        .env("HYMPI_LOCAL_RANK", rank.to_string())
+        .env("HYMPI_LOCAL_SIZE", job.np.to_string());
+    for (k, v) in job.env {
+        cmd.env(k, v);
+    }
+    cmd.stdin(if rank == 0 {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    // SAFETY: the closure runs in the child between fork and exec and only makes
+    // async-signal-safe system calls (prctl, getppid, sched_setaffinity, fcntl) on data
+    // prepared beforehand; it allocates nothing.
+    unsafe {
+        cmd.pre_exec(move || {
+            // If the launcher dies (even by SIGKILL), its ranks die too.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::getppid() != launcher {
+                return Err(io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            if let Some(set) = &affinity {
+                if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            // The rank's end of the PMI socket survives exec.
+            if libc::fcntl(child_fd, libc::F_SETFD, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn()?;
+    drop(theirs);
+    let stdout = child.stdout.take().map(OwnedFd::from);
+    let stderr = child.stderr.take().map(OwnedFd::from);
+    match (stdout, stderr) {
+        (Some(o), Some(e)) => Ok(Started {
+            child,
+            pmi: File::from(ours),
+            stdout: File::from(o),
+            stderr: File::from(e),
+        }),
+        _ => Err(io::Error::other("child output pipes missing")),
+    }
+}
