@@ -252,6 +252,6 @@ mod tests {
             .collect();
         assert_eq!(got, vec![1, 3, 4]);
         assert_eq!(m.unexpected.len(), 1);
-        assert!(m.cancel_posted(9) == false);
+        assert!(!m.cancel_posted(9));
     }
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles tests/abi/header_check.c against the generated include/mpi.h as C99 and as C++17,
-# links both against target/debug/libhympi.a and runs them.
+# links both against target/release/libhympi.a and runs them.
 #
 # Usage: tests/abi/check-header.sh   (from anywhere; runs `cargo build` first)
 set -euo pipefail
@@ -10,11 +10,11 @@ cd "$root"
 
 # Build (or refresh) the debug library and the generated header; one cargo at a time.
 if command -v flock >/dev/null; then
-    flock /tmp/hympi-cargo.lock cargo build --quiet
+    flock /tmp/hympi-cargo.lock cargo build --release --quiet
 else
-    cargo build --quiet
+    cargo build --release --quiet
 fi
-lib=target/debug/libhympi.a
+lib=target/release/libhympi.a
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT

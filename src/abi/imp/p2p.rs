@@ -697,7 +697,7 @@ pub(crate) unsafe fn MPI_Waitall(
     // Fast path: everything already complete.
     let finished = runtime::with(|rt| {
         let ids = unsafe { resolve_all(rt, reqs) }?;
-        if ids.iter().all(|i| i.map_or(true, |r| ready(rt, r))) {
+        if ids.iter().all(|i| i.is_none_or(|r| ready(rt, r))) {
             for (i, id) in ids.iter().enumerate() {
                 let (st, comm) = match id {
                     Some(r) => finish(rt, *r, &mut reqs[i]),
@@ -713,7 +713,7 @@ pub(crate) unsafe fn MPI_Waitall(
         runtime::wait_for(|rt| {
             Ok(ids
                 .iter()
-                .all(|i| i.map_or(true, |r| ready(rt, r)))
+                .all(|i| i.is_none_or(|r| ready(rt, r)))
                 .then_some(()))
         })?;
         runtime::with(|rt| {
@@ -741,7 +741,7 @@ pub(crate) unsafe fn MPI_Testall(
     let mut done = Vec::new();
     let all = runtime::with(|rt| {
         let ids = unsafe { resolve_all(rt, reqs) }?;
-        let check = |rt: &Runtime| ids.iter().all(|i| i.map_or(true, |r| ready(rt, r)));
+        let check = |rt: &Runtime| ids.iter().all(|i| i.is_none_or(|r| ready(rt, r)));
         if !check(rt) {
             rt.progress()?;
             if !check(rt) {
@@ -1762,7 +1762,7 @@ pub(crate) unsafe fn MPI_Request_get_status_any(
                     .reqs
                     .decode(h as usize)
                     .and_then(|r| rt.reqs.get(r))
-                    .map_or(false, |r| r.active)
+                    .is_some_and(|r| r.active)
             {
                 continue;
             }
@@ -1839,7 +1839,7 @@ pub(crate) unsafe fn MPI_Request_get_status_some(
                     .reqs
                     .decode(h as usize)
                     .and_then(|r| rt.reqs.get(r))
-                    .map_or(false, |r| r.active)
+                    .is_some_and(|r| r.active)
             {
                 continue;
             }

@@ -161,7 +161,7 @@ mod tests {
             if let Some(c) = q.pop(&*cells) {
                 let (p, i) = (c / N, c % N);
                 assert!(
-                    last[p as usize].map_or(true, |l| l + 1 == i),
+                    last[p as usize].is_none_or(|l| l + 1 == i),
                     "producer {p}: {i} after {:?}",
                     last[p as usize]
                 );

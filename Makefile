@@ -1,0 +1,22 @@
+# hympi: the two commands of the README, plus the pieces they are made of.
+#   make demo   builds hympi and runs the demo job (4 ranks x 2 threads)
+#   make test   builds hympi and runs every test suite
+CARGO ?= cargo
+RELEASE := target/release
+
+.PHONY: all build deps demo test
+all: build
+
+deps:
+	@scripts/install-deps build
+
+build: deps
+	$(CARGO) build --release
+
+demo: build
+	$(RELEASE)/hympicc -O2 -pthread samples/demo.c -o $(RELEASE)/hympi-demo
+	$(RELEASE)/hympiexec -n 4 $(RELEASE)/hympi-demo 2
+
+test:
+	@scripts/install-deps test
+	scripts/test-all
