@@ -1,7 +1,7 @@
 //! Datatypes. This layer knows the predefined types of the MPI-5.0 ABI (all of which are
 //! contiguous in memory); derived datatypes plug in here with their own layout programs.
 
-use crate::abi::consts::*;
+use crate::abi::consts::{MPI_DATATYPE_NULL, MPI_ERR_TYPE};
 use crate::core::error::{fail, MpiResult};
 
 /// What a transfer needs to know about a datatype.
@@ -15,15 +15,9 @@ pub struct TypeInfo {
 }
 
 impl TypeInfo {
-    const fn plain(n: usize) -> Self {
-        TypeInfo { size: n, extent: n }
-    }
-    const fn padded(size: usize, extent: usize) -> Self {
-        TypeInfo { size, extent }
-    }
     /// Bytes moved for `count` elements: the memory span, holes included. Pair types travel
     /// with their padding; both sides use the same type, so the bytes land where they belong.
-    #[inline]
+    #[inline(always)]
     pub fn span(&self, count: usize) -> Option<usize> {
         count.checked_mul(self.extent)
     }
@@ -36,64 +30,129 @@ impl TypeInfo {
     }
 }
 
-/// Looks up a predefined datatype by its ABI handle value. `None` for unknown values.
-#[inline]
-pub fn predefined(handle: usize) -> Option<TypeInfo> {
-    use std::mem::size_of;
-    let h = handle;
-    Some(match h {
-        x if x == MPI_AINT || x == MPI_COUNT || x == MPI_OFFSET => TypeInfo::plain(8),
-        x if x == MPI_PACKED
-            || x == MPI_BYTE
-            || x == MPI_CHAR
-            || x == MPI_SIGNED_CHAR
-            || x == MPI_UNSIGNED_CHAR =>
-        {
-            TypeInfo::plain(1)
-        }
-        x if x == MPI_INT8_T || x == MPI_UINT8_T || x == MPI_C_BOOL => TypeInfo::plain(1),
-        x if x == MPI_SHORT || x == MPI_UNSIGNED_SHORT || x == MPI_INT16_T || x == MPI_UINT16_T => {
-            TypeInfo::plain(2)
-        }
-        x if x == MPI_INT
-            || x == MPI_UNSIGNED
-            || x == MPI_INT32_T
-            || x == MPI_UINT32_T
-            || x == MPI_FLOAT =>
-        {
-            TypeInfo::plain(4)
-        }
-        x if x == MPI_WCHAR => TypeInfo::plain(size_of::<libc::wchar_t>()),
-        x if x == MPI_LONG || x == MPI_UNSIGNED_LONG => TypeInfo::plain(size_of::<libc::c_long>()),
-        x if x == MPI_LONG_LONG
-            || x == MPI_UNSIGNED_LONG_LONG
-            || x == MPI_INT64_T
-            || x == MPI_UINT64_T =>
-        {
-            TypeInfo::plain(8)
-        }
-        x if x == MPI_DOUBLE || x == MPI_C_FLOAT_COMPLEX => TypeInfo::plain(8),
-        x if x == MPI_C_DOUBLE_COMPLEX || x == MPI_LONG_DOUBLE => TypeInfo::plain(16),
-        x if x == MPI_FLOAT_INT || x == MPI_2INT => TypeInfo::plain(8),
-        x if x == MPI_DOUBLE_INT => TypeInfo::padded(12, 16),
-        x if x == MPI_LONG_INT => TypeInfo::padded(12, 16),
-        x if x == MPI_SHORT_INT => TypeInfo::padded(6, 8),
-        x if x == MPI_LONG_DOUBLE_INT => TypeInfo::padded(20, 32),
-        _ => return extra_predefined(h),
-    })
-}
+/// Size and extent of every predefined datatype, indexed by `handle - 0x200` (the ABI puts
+/// all predefined datatypes in 0x200..0x300). Extent 0 marks unused values. Fortran types use
+/// gfortran's default kinds (INTEGER, REAL, LOGICAL: 4 bytes).
+static PREDEFINED: [TypeInfo; 256] = {
+    const fn plain(n: usize) -> TypeInfo {
+        TypeInfo { size: n, extent: n }
+    }
+    let long = std::mem::size_of::<libc::c_long>();
+    let wchar = std::mem::size_of::<libc::wchar_t>();
+    let mut t = [TypeInfo { size: 0, extent: 0 }; 256];
+    let entries: [(usize, TypeInfo); 69] = [
+        (0x01, plain(8)),    // MPI_AINT
+        (0x02, plain(8)),    // MPI_COUNT
+        (0x03, plain(8)),    // MPI_OFFSET
+        (0x07, plain(1)),    // MPI_PACKED
+        (0x08, plain(2)),    // MPI_SHORT
+        (0x09, plain(4)),    // MPI_INT
+        (0x0a, plain(long)), // MPI_LONG
+        (0x0b, plain(8)),    // MPI_LONG_LONG
+        (0x0c, plain(2)),    // MPI_UNSIGNED_SHORT
+        (0x0d, plain(4)),    // MPI_UNSIGNED
+        (0x0e, plain(long)), // MPI_UNSIGNED_LONG
+        (0x0f, plain(8)),    // MPI_UNSIGNED_LONG_LONG
+        (0x10, plain(4)),    // MPI_FLOAT
+        (0x12, plain(8)),    // MPI_C_FLOAT_COMPLEX
+        (0x13, plain(8)),    // MPI_CXX_FLOAT_COMPLEX
+        (0x14, plain(8)),    // MPI_DOUBLE
+        (0x16, plain(16)),   // MPI_C_DOUBLE_COMPLEX
+        (0x17, plain(16)),   // MPI_CXX_DOUBLE_COMPLEX
+        (0x18, plain(4)),    // MPI_LOGICAL
+        (0x19, plain(4)),    // MPI_INTEGER
+        (0x1a, plain(4)),    // MPI_REAL
+        (0x1b, plain(8)),    // MPI_COMPLEX
+        (0x1c, plain(8)),    // MPI_DOUBLE_PRECISION
+        (0x1d, plain(16)),   // MPI_DOUBLE_COMPLEX
+        (0x1e, plain(1)),    // MPI_CHARACTER
+        (0x20, plain(16)),   // MPI_LONG_DOUBLE
+        (0x24, plain(32)),   // MPI_C_LONG_DOUBLE_COMPLEX
+        (0x25, plain(32)),   // MPI_CXX_LONG_DOUBLE_COMPLEX
+        (0x28, plain(8)),    // MPI_FLOAT_INT
+        (
+            0x29,
+            TypeInfo {
+                size: 12,
+                extent: 16,
+            },
+        ), // MPI_DOUBLE_INT
+        (
+            0x2a,
+            TypeInfo {
+                size: 4 + 8,
+                extent: 16,
+            },
+        ), // MPI_LONG_INT
+        (0x2b, plain(8)),    // MPI_2INT
+        (0x2c, TypeInfo { size: 6, extent: 8 }), // MPI_SHORT_INT
+        (
+            0x2d,
+            TypeInfo {
+                size: 20,
+                extent: 32,
+            },
+        ), // MPI_LONG_DOUBLE_INT
+        (0x30, plain(8)),    // MPI_2REAL
+        (0x31, plain(16)),   // MPI_2DOUBLE_PRECISION
+        (0x32, plain(8)),    // MPI_2INTEGER
+        (0x38, plain(1)),    // MPI_C_BOOL
+        (0x39, plain(1)),    // MPI_CXX_BOOL
+        (0x3c, plain(wchar)), // MPI_WCHAR
+        (0x40, plain(1)),    // MPI_INT8_T
+        (0x41, plain(1)),    // MPI_UINT8_T
+        (0x43, plain(1)),    // MPI_CHAR
+        (0x44, plain(1)),    // MPI_SIGNED_CHAR
+        (0x45, plain(1)),    // MPI_UNSIGNED_CHAR
+        (0x47, plain(1)),    // MPI_BYTE
+        (0x48, plain(2)),    // MPI_INT16_T
+        (0x49, plain(2)),    // MPI_UINT16_T
+        (0x50, plain(4)),    // MPI_INT32_T
+        (0x51, plain(4)),    // MPI_UINT32_T
+        (0x58, plain(8)),    // MPI_INT64_T
+        (0x59, plain(8)),    // MPI_UINT64_T
+        (0xc0, plain(1)),    // MPI_LOGICAL1
+        (0xc1, plain(1)),    // MPI_INTEGER1
+        (0xc8, plain(2)),    // MPI_LOGICAL2
+        (0xc9, plain(2)),    // MPI_INTEGER2
+        (0xca, plain(2)),    // MPI_REAL2
+        (0xd0, plain(4)),    // MPI_LOGICAL4
+        (0xd1, plain(4)),    // MPI_INTEGER4
+        (0xd2, plain(4)),    // MPI_REAL4
+        (0xd3, plain(4)),    // MPI_COMPLEX4
+        (0xd8, plain(8)),    // MPI_LOGICAL8
+        (0xd9, plain(8)),    // MPI_INTEGER8
+        (0xda, plain(8)),    // MPI_REAL8
+        (0xdb, plain(8)),    // MPI_COMPLEX8
+        (0xe0, plain(16)),   // MPI_LOGICAL16
+        (0xe1, plain(16)),   // MPI_INTEGER16
+        (0xe2, plain(16)),   // MPI_REAL16
+        (0xe3, plain(16)),   // MPI_COMPLEX16
+    ];
+    let mut k = 0;
+    while k < entries.len() {
+        t[entries[k].0] = entries[k].1;
+        k += 1;
+    }
+    t[0xeb] = plain(32); // MPI_COMPLEX32
+    t
+};
 
-/// Predefined types added to the ABI table beyond the core C set (Fortran, C++, sized).
-fn extra_predefined(h: usize) -> Option<TypeInfo> {
-    // Values of the MPI-5.0 ABI (see src/abi/api/prologue.h).
-    Some(match h {
-        0x224 => TypeInfo::plain(32), // MPI_C_LONG_DOUBLE_COMPLEX
-        _ => return None,
-    })
+/// Looks up a predefined datatype by its ABI handle value. `None` for unknown values.
+#[inline(always)]
+pub fn predefined(handle: usize) -> Option<TypeInfo> {
+    let i = handle.wrapping_sub(0x200);
+    if i < 256 {
+        let t = PREDEFINED[i];
+        if t.extent != 0 {
+            return Some(t);
+        }
+    }
+    None
 }
 
 /// Resolves a datatype handle for a transfer; `MPI_ERR_TYPE` for null or unknown handles.
-#[inline]
+#[inline(always)]
 pub fn lookup(handle: usize) -> MpiResult<TypeInfo> {
     match predefined(handle) {
         Some(t) => Ok(t),
@@ -107,6 +166,7 @@ pub fn lookup(handle: usize) -> MpiResult<TypeInfo> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::abi::consts::{MPI_DOUBLE_INT, MPI_INT};
 
     #[test]
     fn sizes_and_counts() {
@@ -122,5 +182,7 @@ mod tests {
         assert_eq!(lookup(MPI_INT).unwrap().count_of(13), None);
         assert!(lookup(MPI_DATATYPE_NULL).is_err());
         assert!(lookup(0x2ff).is_err());
+        assert_eq!(lookup(crate::abi::consts::MPI_COMPLEX32).unwrap().size, 32);
+        assert_eq!(lookup(crate::abi::consts::MPI_UINT64_T).unwrap().size, 8);
     }
 }

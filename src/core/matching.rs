@@ -31,7 +31,7 @@ pub struct Pattern {
 
 impl Pattern {
     /// Whether a message with envelope `e` matches.
-    #[inline]
+    #[inline(always)]
     pub fn accepts(&self, e: &Envelope) -> bool {
         self.ctx == e.ctx
             && (self.src == e.src || self.src == MPI_ANY_SOURCE)
@@ -117,7 +117,7 @@ pub struct Matcher {
 
 impl Matcher {
     /// Removes and returns the oldest posted receive that accepts `e`.
-    #[inline]
+    #[inline(always)]
     pub fn take_posted(&mut self, e: &Envelope) -> Option<Posted> {
         if let Some(front) = self.posted.front() {
             if front.pattern.accepts(e) {
@@ -131,7 +131,7 @@ impl Matcher {
     }
 
     /// Index of the oldest unexpected message that `p` accepts.
-    #[inline]
+    #[inline(always)]
     pub fn find_unexpected(&self, p: &Pattern) -> Option<usize> {
         if self.unexpected.is_empty() {
             return None;
@@ -140,7 +140,7 @@ impl Matcher {
     }
 
     /// Removes and returns the oldest unexpected message that `p` accepts.
-    #[inline]
+    #[inline(always)]
     pub fn take_unexpected(&mut self, p: &Pattern) -> Option<Unexpected> {
         let i = self.find_unexpected(p)?;
         self.unexpected.remove(i)

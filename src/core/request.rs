@@ -104,6 +104,22 @@ pub enum ReqKind {
     Done,
 }
 
+/// Rarely used request state, kept out of line so the common request stays small.
+#[derive(Debug, Default)]
+pub struct Extra {
+    /// Persistent request arguments.
+    pub persistent: Option<PersistentOp>,
+    /// Streamed rendezvous receive: total bytes announced.
+    pub stream_total: u64,
+    /// Streamed rendezvous receive: bytes arrived so far.
+    pub stream_got: u64,
+    /// Compound request: parts not yet complete.
+    pub parts: u32,
+    /// Compound request: data it owns while active (the send copy of
+    /// `MPI_Isendrecv_replace`).
+    pub scratch: Vec<u8>,
+}
+
 /// One operation.
 #[derive(Debug)]
 pub struct Request {
@@ -111,34 +127,29 @@ pub struct Request {
     pub kind: ReqKind,
     /// Completed (for persistent requests: the current activation completed).
     pub done: bool,
-    /// Completion information.
-    pub status: Status,
-    /// Communicator index (its error handler handles this request's errors).
-    pub comm: u32,
-    /// Receive buffer.
-    pub buf: *mut u8,
-    /// Receive buffer capacity in bytes.
-    pub cap: usize,
-    /// Streamed rendezvous receive: total bytes announced and bytes arrived so far.
-    pub stream_total: u64,
-    /// See `stream_total`.
-    pub stream_got: u64,
     /// Freed by the user while active: release on completion.
     pub user_freed: bool,
-    /// Internal request (buffered-send copy): release on completion, no user handle.
+    /// Internal request (buffered-send copy, part of a compound): release on completion,
+    /// no user handle.
     pub internal: bool,
-    /// Persistent request arguments.
-    pub persistent: Option<PersistentOp>,
-    /// Persistent request started and not yet completed by a wait or test.
+    /// A persistent request (its arguments are in `extra`).
+    pub persistent: bool,
+    /// Persistent request started and not yet completed by a wait or test (always true for
+    /// other requests).
     pub active: bool,
+    /// Communicator index (its error handler handles this request's errors).
+    pub comm: u32,
     /// For a part of a compound operation (`MPI_Isendrecv`): the request it belongs to, or
     /// `NO_PARENT`.
     pub parent: u32,
-    /// For a compound request: parts not yet complete.
-    pub parts: u32,
-    /// For a compound request: data it owns while active (the send copy of
-    /// `MPI_Isendrecv_replace`).
-    pub scratch: Vec<u8>,
+    /// Completion information.
+    pub status: Status,
+    /// Receive buffer (or, for a rendezvous send, the send buffer).
+    pub buf: *mut u8,
+    /// Receive buffer capacity in bytes (or the rendezvous send length).
+    pub cap: usize,
+    /// Rarely used state.
+    pub extra: Option<Box<Extra>>,
 }
 
 /// `Request::parent` of a request that is not part of another.
@@ -151,19 +162,21 @@ impl Request {
         Request {
             kind,
             done: false,
-            status: Status::EMPTY,
-            comm,
-            buf: std::ptr::null_mut(),
-            cap: 0,
-            stream_total: 0,
-            stream_got: 0,
             user_freed: false,
             internal: false,
-            persistent: None,
+            persistent: false,
             active: true,
+            comm,
             parent: NO_PARENT,
-            parts: 0,
-            scratch: Vec::new(),
+            status: Status::EMPTY,
+            buf: std::ptr::null_mut(),
+            cap: 0,
+            extra: None,
         }
+    }
+
+    /// The out-of-line state, created on first use.
+    pub fn extra(&mut self) -> &mut Extra {
+        self.extra.get_or_insert_with(Default::default)
     }
 }

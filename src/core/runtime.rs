@@ -401,7 +401,7 @@ impl Runtime {
     }
 
     /// Communicator table index of a handle, if valid.
-    #[inline]
+    #[inline(always)]
     pub fn comm_index(&self, h: usize) -> Option<u32> {
         if h == MPI_COMM_WORLD {
             Some(WORLD)
@@ -423,7 +423,7 @@ impl Runtime {
     }
 
     /// Resolves a communicator handle; `MPI_ERR_COMM` when invalid.
-    #[inline]
+    #[inline(always)]
     pub fn comm(&self, h: usize) -> MpiResult<(u32, &Comm)> {
         match self
             .comm_index(h)

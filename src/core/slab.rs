@@ -51,7 +51,7 @@ impl<T> Slab<T> {
     }
 
     /// Stores `value`, returning its index. `None` when the table is full.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, value: T) -> Option<u32> {
         if let Some(i) = self.free.pop() {
             let s = &mut self.slots[i as usize];
@@ -78,8 +78,23 @@ impl<T> Slab<T> {
         Some(v)
     }
 
+    /// Drops the object at `index` in place; its handles become stale. Whether it was live.
+    #[inline(always)]
+    pub fn free(&mut self, index: u32) -> bool {
+        let Some(s) = self.slots.get_mut(index as usize) else {
+            return false;
+        };
+        if s.value.is_none() {
+            return false;
+        }
+        s.value = None;
+        s.generation = s.generation.wrapping_add(1).max(1);
+        self.free.push(index);
+        true
+    }
+
     /// The object at `index`.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, index: u32) -> Option<&T> {
         self.slots
             .get(index as usize)
@@ -87,7 +102,7 @@ impl<T> Slab<T> {
     }
 
     /// The object at `index`, mutably.
-    #[inline]
+    #[inline(always)]
     pub fn get_mut(&mut self, index: u32) -> Option<&mut T> {
         self.slots
             .get_mut(index as usize)
@@ -95,7 +110,7 @@ impl<T> Slab<T> {
     }
 
     /// The handle value of the object at `index`.
-    #[inline]
+    #[inline(always)]
     pub fn handle(&self, index: u32) -> usize {
         let g = self.slots[index as usize].generation as usize;
         (g << 32) | ((index as usize + 1) << 12) | self.kind
@@ -108,7 +123,7 @@ impl<T> Slab<T> {
     }
 
     /// Decodes a handle or token of this table's kind to a live index.
-    #[inline]
+    #[inline(always)]
     pub fn decode(&self, handle: usize) -> Option<u32> {
         if handle & 0xfff != self.kind || handle < 0x1000 {
             return None;

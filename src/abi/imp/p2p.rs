@@ -17,7 +17,7 @@ use core::ffi::{c_int, c_void};
 // ---------------------------------------------------------------------------------------------
 // argument checking
 
-#[inline]
+#[inline(always)]
 fn buffer_bytes(buf: *const c_void, n: i64, dt: MPI_Datatype) -> MpiResult<(usize, TypeInfo)> {
     let n = count(n)?;
     let t = datatype::lookup(dt as usize)?;
@@ -39,7 +39,7 @@ fn buffer_bytes(buf: *const c_void, n: i64, dt: MPI_Datatype) -> MpiResult<(usiz
     Ok((bytes, t))
 }
 
-#[inline]
+#[inline(always)]
 fn send_args(
     rt: &Runtime,
     buf: *const c_void,
@@ -64,7 +64,7 @@ fn send_args(
     })
 }
 
-#[inline]
+#[inline(always)]
 fn recv_args(
     rt: &Runtime,
     buf: *mut c_void,
@@ -87,7 +87,7 @@ fn recv_args(
     })
 }
 
-#[inline]
+#[inline(always)]
 fn request_index(rt: &Runtime, h: MPI_Request) -> MpiResult<u32> {
     match rt.reqs.decode(h as usize) {
         Some(i) => Ok(i),
@@ -119,8 +119,8 @@ unsafe fn write_status(status: *mut MPI_Status, st: &Status) {
 // ---------------------------------------------------------------------------------------------
 // blocking and nonblocking send/recv
 
-/// Starts a send and returns its request, or `None` when it completed at once.
-#[inline]
+/// Starts a send and returns its request index and handle.
+#[inline(always)]
 unsafe fn isend(
     buf: *const c_void,
     n: i64,
@@ -129,16 +129,16 @@ unsafe fn isend(
     tag: c_int,
     comm: MPI_Comm,
     mode: SendMode,
-) -> MpiResult<u32> {
+) -> MpiResult<(u32, usize)> {
     runtime::with(|rt| {
         let a = send_args(rt, buf, n, dt, dest, tag, comm, mode)?;
         let rid = rt.new_request(ReqKind::Send, a.comm)?;
         rt.start_send(rid, a)?;
-        Ok(rid)
+        Ok((rid, rt.reqs.handle(rid)))
     })
 }
 
-#[inline]
+#[inline(always)]
 unsafe fn irecv(
     buf: *mut c_void,
     n: i64,
@@ -146,12 +146,12 @@ unsafe fn irecv(
     src: c_int,
     tag: c_int,
     comm: MPI_Comm,
-) -> MpiResult<u32> {
+) -> MpiResult<(u32, usize)> {
     runtime::with(|rt| {
         let a = recv_args(rt, buf, n, dt, src, tag, comm)?;
         let rid = rt.new_request(ReqKind::Recv, a.comm)?;
         rt.start_recv(rid, a)?;
-        Ok(rid)
+        Ok((rid, rt.reqs.handle(rid)))
     })
 }
 
@@ -184,7 +184,7 @@ unsafe fn send_blocking(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> MpiResult<()> {
-    let rid = unsafe { isend(buf, n, dt, dest, tag, comm, mode) }?;
+    let (rid, _) = unsafe { isend(buf, n, dt, dest, tag, comm, mode) }?;
     wait_free(rid).map(|_| ())
 }
 
@@ -198,7 +198,7 @@ unsafe fn recv_blocking(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let rid = unsafe { irecv(buf, n, dt, src, tag, comm) }?;
+    let (rid, _) = unsafe { irecv(buf, n, dt, src, tag, comm) }?;
     let (st, comm) = runtime::wait_for(|rt| {
         let r = rt.reqs.get(rid).expect("live request");
         if !r.done {
@@ -215,8 +215,19 @@ unsafe fn recv_blocking(
     Ok(())
 }
 
+#[inline(always)]
+unsafe fn set_request(
+    request: *mut MPI_Request,
+    started: MpiResult<(u32, usize)>,
+) -> MpiResult<()> {
+    let slot = unsafe { out(request, "request") }?;
+    *slot = started?.1 as MPI_Request;
+    Ok(())
+}
+
+/// Like [`set_request`] for operations that return only a request index.
 #[inline]
-unsafe fn set_request(request: *mut MPI_Request, rid: MpiResult<u32>) -> MpiResult<()> {
+unsafe fn set_request_index(request: *mut MPI_Request, rid: MpiResult<u32>) -> MpiResult<()> {
     let slot = unsafe { out(request, "request") }?;
     let rid = rid?;
     *slot = runtime::with(|rt| Ok(rt.reqs.handle(rid)))? as MPI_Request;
@@ -559,16 +570,16 @@ fn ready(rt: &Runtime, rid: u32) -> bool {
 
 /// Completes request `rid` for the user: returns its status, frees it (writing
 /// `MPI_REQUEST_NULL` into `slot`) or, for a persistent request, makes it inactive.
-#[inline]
+#[inline(always)]
 fn finish(rt: &mut Runtime, rid: u32, slot: &mut MPI_Request) -> (Status, u32) {
     let r = rt.reqs.get_mut(rid).expect("live request");
     let st = if r.active { r.status } else { Status::EMPTY };
     let comm = r.comm;
-    if r.persistent.is_some() {
+    if r.persistent {
         r.active = false;
         r.done = true;
     } else {
-        rt.reqs.remove(rid);
+        rt.reqs.free(rid);
         *slot = MPI_REQUEST_NULL as MPI_Request;
     }
     (st, comm)
@@ -647,7 +658,7 @@ unsafe fn req_slice<'a>(count: c_int, reqs: *mut MPI_Request) -> MpiResult<&'a m
     Ok(unsafe { std::slice::from_raw_parts_mut(reqs, n) })
 }
 
-#[inline]
+#[inline(always)]
 unsafe fn status_at<'a>(statuses: *mut MPI_Status, i: usize) -> Option<&'a mut MPI_Status> {
     // SAFETY: MPI_STATUSES_IGNORE is NULL; otherwise the array has one entry per request.
     unsafe { statuses.as_mut().map(|_| &mut *statuses.add(i)) }
@@ -693,41 +704,59 @@ pub(crate) unsafe fn MPI_Waitall(
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
     let reqs = unsafe { req_slice(count, array_of_requests) }?;
-    let mut done = Vec::new();
-    // Fast path: everything already complete.
-    let finished = runtime::with(|rt| {
-        let ids = unsafe { resolve_all(rt, reqs) }?;
-        if ids.iter().all(|i| i.is_none_or(|r| ready(rt, r))) {
-            for (i, id) in ids.iter().enumerate() {
-                let (st, comm) = match id {
-                    Some(r) => finish(rt, *r, &mut reqs[i]),
-                    None => (Status::EMPTY, 0),
-                };
-                done.push((i, st, comm));
-            }
+    let failed = runtime::wait_for(|rt| unsafe { complete_all(rt, reqs, array_of_statuses) })?;
+    match failed {
+        None => Ok(()),
+        Some(comm) => {
+            let handle = runtime::with(|rt| Ok(rt.comm_handle(comm)))?;
+            Err(MpiError::new(
+                MPI_ERR_IN_STATUS,
+                "one or more operations failed: see the MPI_ERROR field of their statuses",
+            )
+            .on(ErrObj::Comm(handle)))
+        }
+    }
+}
+
+/// Completes every request of `reqs` if all are complete (null and inactive ones count as
+/// complete), writing their statuses; `None` (keep waiting) otherwise. On success returns the
+/// communicator of the first failed operation, if any (then every status carries `MPI_ERROR`).
+#[inline(always)]
+unsafe fn complete_all(
+    rt: &mut Runtime,
+    reqs: &mut [MPI_Request],
+    statuses: *mut MPI_Status,
+) -> MpiResult<Option<Option<u32>>> {
+    let mut failed = None;
+    for &h in reqs.iter() {
+        if h as usize == MPI_REQUEST_NULL {
+            continue;
+        }
+        let rid = request_index(rt, h)?;
+        let r = rt.reqs.get(rid).unwrap();
+        if !r.active {
+            continue;
+        }
+        if !r.done {
             return Ok(None);
         }
-        Ok(Some(ids))
-    })?;
-    if let Some(ids) = finished {
-        runtime::wait_for(|rt| {
-            Ok(ids
-                .iter()
-                .all(|i| i.is_none_or(|r| ready(rt, r)))
-                .then_some(()))
-        })?;
-        runtime::with(|rt| {
-            for (i, id) in ids.iter().enumerate() {
-                let (st, comm) = match id {
-                    Some(r) => finish(rt, *r, &mut reqs[i]),
-                    None => (Status::EMPTY, 0),
-                };
-                done.push((i, st, comm));
-            }
-            Ok(())
-        })?;
+        if r.status.error != MPI_SUCCESS && failed.is_none() {
+            failed = Some(r.comm);
+        }
     }
-    unsafe { report_all(&done, array_of_statuses, &[]) }
+    let with_error = failed.is_some();
+    for (i, h) in reqs.iter_mut().enumerate() {
+        let st = if *h as usize == MPI_REQUEST_NULL {
+            Status::EMPTY
+        } else {
+            let rid = request_index(rt, *h)?;
+            finish(rt, rid, h).0
+        };
+        if let Some(s) = unsafe { status_at(statuses, i) } {
+            st.write(s, with_error);
+        }
+    }
+    Ok(Some(failed))
 }
 
 pub(crate) unsafe fn MPI_Testall(
@@ -1361,7 +1390,7 @@ pub(crate) unsafe fn MPI_Imrecv(
     message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
-    unsafe { set_request(request, imrecv(buf, count as i64, datatype, message)) }
+    unsafe { set_request_index(request, imrecv(buf, count as i64, datatype, message)) }
 }
 
 pub(crate) unsafe fn MPI_Imrecv_c(
@@ -1371,7 +1400,7 @@ pub(crate) unsafe fn MPI_Imrecv_c(
     message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
-    unsafe { set_request(request, imrecv(buf, count, datatype, message)) }
+    unsafe { set_request_index(request, imrecv(buf, count, datatype, message)) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1386,7 +1415,8 @@ unsafe fn persistent_init(
     let h = runtime::with(|rt| {
         let rid = rt.new_request(kind, op.comm)?;
         let r = rt.reqs.get_mut(rid).unwrap();
-        r.persistent = Some(op);
+        r.persistent = true;
+        r.extra().persistent = Some(op);
         r.active = false;
         r.done = true;
         Ok(rt.reqs.handle(rid))
@@ -1499,7 +1529,7 @@ pub(crate) unsafe fn MPI_Recv_init_c(
 fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
     let rid = request_index(rt, h)?;
     let r = rt.reqs.get_mut(rid).unwrap();
-    let Some(op) = r.persistent else {
+    let Some(op) = r.extra.as_ref().and_then(|e| e.persistent) else {
         return fail(MPI_ERR_REQUEST, "MPI_Start needs a persistent request");
     };
     if r.active {
@@ -1549,6 +1579,7 @@ pub(crate) unsafe fn MPI_Startall(
 // ---------------------------------------------------------------------------------------------
 // nonblocking sendrecv
 
+#[inline(always)]
 unsafe fn isendrecv(
     sendbuf: *const c_void,
     sendcount: i64,
@@ -1581,8 +1612,9 @@ unsafe fn isendrecv(
             // SAFETY: the send buffer holds `bytes` bytes (checked by send_args).
             let copy = unsafe { crate::core::p2p::raw_slice(sa.buf, sa.bytes) }.to_vec();
             let p = rt.reqs.get_mut(parent).unwrap();
-            p.scratch = copy;
-            sa.buf = p.scratch.as_ptr();
+            let e = p.extra();
+            e.scratch = copy;
+            sa.buf = e.scratch.as_ptr();
         }
         rt.start_sendrecv(parent, sa, ra)?;
         Ok(parent)
@@ -1619,7 +1651,7 @@ pub(crate) unsafe fn MPI_Isendrecv(
             false,
         )
     };
-    unsafe { set_request(request, r) }
+    unsafe { set_request_index(request, r) }
 }
 
 pub(crate) unsafe fn MPI_Isendrecv_c(
@@ -1642,7 +1674,7 @@ pub(crate) unsafe fn MPI_Isendrecv_c(
             recvtag, comm, false,
         )
     };
-    unsafe { set_request(request, r) }
+    unsafe { set_request_index(request, r) }
 }
 
 pub(crate) unsafe fn MPI_Isendrecv_replace(
@@ -1672,7 +1704,7 @@ pub(crate) unsafe fn MPI_Isendrecv_replace(
             true,
         )
     };
-    unsafe { set_request(request, r) }
+    unsafe { set_request_index(request, r) }
 }
 
 pub(crate) unsafe fn MPI_Isendrecv_replace_c(
@@ -1691,7 +1723,7 @@ pub(crate) unsafe fn MPI_Isendrecv_replace_c(
             buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm, true,
         )
     };
-    unsafe { set_request(request, r) }
+    unsafe { set_request_index(request, r) }
 }
 
 // ---------------------------------------------------------------------------------------------
