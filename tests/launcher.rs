@@ -217,6 +217,18 @@ fn nonzero_exit_before_finalize_ends_the_job() {
 }
 
 #[test]
+fn exit_zero_without_finalize_after_pmi_init_ends_the_job() {
+    let r = hympiexec(&["-n", "3", PROBE, "exit-before-finalize", "0", "0"]);
+    assert_eq!(r.code(), Some(1), "{r:?}");
+    assert!(
+        r.stderr.contains("rank 0 (pid ")
+            && r.stderr
+                .contains("exited with status 0 without calling MPI_Finalize"),
+        "{r:?}"
+    );
+}
+
+#[test]
 fn sigkill_of_one_rank_ends_the_job_within_two_seconds() {
     let r = hympiexec(&["-n", "4", PROBE, "kill", "2"]);
     assert_eq!(r.code(), Some(128 + 9), "{r:?}");
