@@ -16,11 +16,36 @@ struct Run {
     stdout: String,
     stderr: String,
     elapsed: Duration,
+    /// CLOCK_MONOTONIC when the launcher's exit was seen.
+    end_ns: u128,
+}
+
+/// CLOCK_MONOTONIC in nanoseconds (shared by all processes, as the probe prints it).
+fn monotonic_ns() -> u128 {
+    // SAFETY: an all-zero timespec is valid; clock_gettime fills it.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
 }
 
 impl Run {
     fn code(&self) -> Option<i32> {
         self.status.code()
+    }
+
+    /// Time from the probe's `<event> at <ns>` line to the launcher's exit.
+    fn since(&self, event: &str) -> Duration {
+        let marker = format!("{event} at ");
+        let ns: u128 = self
+            .stdout
+            .lines()
+            .find_map(|l| {
+                l.split_once(&marker)
+                    .map(|(_, n)| n.trim().parse().unwrap())
+            })
+            .unwrap_or_else(|| panic!("no `{marker}` line: {self:?}"));
+        Duration::from_nanos((self.end_ns - ns) as u64)
     }
 
     /// Output lines of stdout that start with `prefix`.
@@ -44,11 +69,13 @@ impl std::fmt::Debug for Run {
 
 /// Waits for `child` at most [`HANG_LIMIT`], then collects its output.
 fn finish(mut child: Child, start: Instant) -> Run {
-    let mut out_pipe = child.stdout.take().unwrap();
+    let out_pipe = child.stdout.take();
     let mut err_pipe = child.stderr.take().unwrap();
     let out_reader = std::thread::spawn(move || {
         let mut s = String::new();
-        out_pipe.read_to_string(&mut s).unwrap();
+        if let Some(mut p) = out_pipe {
+            p.read_to_string(&mut s).unwrap();
+        }
         s
     });
     let err_reader = std::thread::spawn(move || {
@@ -68,11 +95,13 @@ fn finish(mut child: Child, start: Instant) -> Run {
         std::thread::sleep(Duration::from_millis(5));
     };
     let elapsed = start.elapsed();
+    let end_ns = monotonic_ns();
     Run {
         status,
         stdout: out_reader.join().unwrap(),
         stderr: err_reader.join().unwrap(),
         elapsed,
+        end_ns,
     }
 }
 
@@ -184,14 +213,26 @@ fn nonzero_exit_before_finalize_ends_the_job() {
                 .contains("exited with status 7 before MPI_Finalize; terminating the job"),
         "{r:?}"
     );
-    assert!(r.elapsed < Duration::from_secs(2), "{r:?}");
+    assert!(r.elapsed < Duration::from_secs(10), "{r:?}");
+}
+
+#[test]
+fn exit_zero_without_finalize_after_pmi_init_ends_the_job() {
+    let r = hympiexec(&["-n", "3", PROBE, "exit-before-finalize", "0", "0"]);
+    assert_eq!(r.code(), Some(1), "{r:?}");
+    assert!(
+        r.stderr.contains("rank 0 (pid ")
+            && r.stderr
+                .contains("exited with status 0 without calling MPI_Finalize"),
+        "{r:?}"
+    );
 }
 
 #[test]
 fn sigkill_of_one_rank_ends_the_job_within_two_seconds() {
     let r = hympiexec(&["-n", "4", PROBE, "kill", "2"]);
     assert_eq!(r.code(), Some(128 + 9), "{r:?}");
-    assert!(r.elapsed < Duration::from_secs(2), "{r:?}");
+    assert!(r.since("dying") < Duration::from_secs(2), "{r:?}");
     assert!(
         r.stderr.contains("rank 2 (pid ")
             && r.stderr
@@ -210,9 +251,10 @@ fn ranks_ignoring_sigterm_are_sigkilled() {
     let r = hympiexec(&["-n", "3", PROBE, "kill-stubborn", "0"]);
     assert_eq!(r.code(), Some(128 + 9), "{r:?}");
     assert!(r.stderr.contains("rank 0 (pid "), "{r:?}");
-    assert!(r.elapsed < Duration::from_secs(2), "{r:?}");
+    let since = r.since("dying");
+    assert!(since < Duration::from_secs(2), "{r:?}");
     // The survivors outlived SIGTERM: only the SIGKILL after the grace period ended them.
-    assert!(r.elapsed >= Duration::from_millis(450), "{r:?}");
+    assert!(since >= Duration::from_millis(450), "{since:?}: {r:?}");
     let pids = probe_pids(&r);
     assert_eq!(pids.len(), 3, "{r:?}");
     assert!(pids.iter().all(|&p| gone(p)), "{r:?}");
@@ -229,7 +271,7 @@ fn abort_ends_the_job_with_its_code() {
         "{r:?}"
     );
     // The aborting rank sleeps instead of exiting: it is killed too.
-    assert!(r.elapsed < Duration::from_secs(2), "{r:?}");
+    assert!(r.since("aborting") < Duration::from_secs(2), "{r:?}");
 }
 
 #[test]
@@ -480,4 +522,52 @@ fn probe_runs_under_mpich_hydra_in_fd_and_port_modes() {
             assert!(lines[0].contains("mapping (vector,"), "{r:?}");
         }
     }
+}
+
+#[test]
+fn binding_stays_within_the_launchers_own_cpus() {
+    let own: Vec<String> = own_cpus().split(',').map(str::to_string).collect();
+    let last = own.last().unwrap().clone();
+    if Command::new("taskset").arg("--version").output().is_err() {
+        eprintln!("skipped: taskset not available");
+        return;
+    }
+    let mut cmd = Command::new("taskset");
+    cmd.args([
+        "-c",
+        &last,
+        HYMPIEXEC,
+        "-n",
+        "2",
+        "--bind-to",
+        "core",
+        PROBE,
+        "affinity",
+    ]);
+    let r = run_cmd(cmd);
+    assert_eq!(r.code(), Some(0), "{r:?}");
+    for rank in 0..2 {
+        let cpus = rank_cpus(&r, rank);
+        assert_eq!(cpus, vec![last.parse::<usize>().unwrap()], "{r:?}");
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_the_job_like_a_pipeline() {
+    let start = Instant::now();
+    let mut child = Command::new(HYMPIEXEC)
+        .args(["-n", "2", "yes"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "y\n");
+    drop(stdout);
+    let r = finish(child, start);
+    assert_eq!(r.code(), Some(128 + libc::SIGPIPE), "{r:?}");
+    assert!(r.stderr.contains("(SIGPIPE)"), "{r:?}");
 }

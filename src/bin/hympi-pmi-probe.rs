@@ -7,9 +7,11 @@
 //! Other modes exercise a launcher's failure handling (used by hympi's tests):
 //! - `exit-after-finalize R C` / `exit-before-finalize R C`: rank R exits with status C after
 //!   (or without) PMI finalize; the other ranks finalize (or wait in a barrier);
-//! - `kill R`: rank R sends itself SIGKILL; the others wait in a barrier;
+//! - `kill R`: rank R prints `dying at <CLOCK_MONOTONIC ns>` and sends itself SIGKILL; the
+//!   others wait in a barrier;
 //! - `kill-stubborn R`: as `kill`, but the others ignore SIGTERM;
-//! - `abort R C`: rank R asks PMI to abort with code C, then sleeps; the others wait;
+//! - `abort R C`: rank R prints `aborting at <ns>`, asks PMI to abort with code C, then sleeps;
+//!   the others wait;
 //! - `env VAR...`: prints `rank R: VAR=value` (or `VAR unset`) for each variable;
 //! - `affinity`: prints the CPUs the rank may run on;
 //! - `lines N`: prints N numbered lines on stdout and on stderr;
@@ -81,6 +83,16 @@ fn int_arg(args: &[String], i: usize) -> i32 {
         .unwrap_or_else(|| fail("usage", format!("argument {i} must be an integer")))
 }
 
+/// CLOCK_MONOTONIC in nanoseconds (the same clock in every process of the machine), so a test
+/// can time the launcher's reaction from the moment a rank fails.
+fn monotonic_ns() -> u128 {
+    // SAFETY: an all-zero timespec is valid; clock_gettime fills it.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u128 * 1_000_000_000 + ts.tv_nsec as u128
+}
+
 fn affinity() -> String {
     // SAFETY: an all-zero cpu_set_t is the empty set; sched_getaffinity fills it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -140,6 +152,8 @@ fn main() {
                 p.barrier().unwrap_or_else(|e| fail("barrier", e));
             }
             if rank == who {
+                println!("rank {rank}: dying at {}", monotonic_ns());
+                out.lock().flush().ok();
                 // SAFETY: raise(2) only sends a signal to this process.
                 unsafe { libc::raise(libc::SIGKILL) };
             }
@@ -149,6 +163,8 @@ fn main() {
             let (who, code) = (int_arg(&args, 1), int_arg(&args, 2));
             exchange(&mut pmi);
             if rank == who {
+                println!("rank {rank}: aborting at {}", monotonic_ns());
+                out.lock().flush().ok();
                 if let Some(p) = pmi.as_mut() {
                     p.abort(code, &format!("probe abort from rank {rank}"))
                         .unwrap_or_else(|e| fail("abort", e));

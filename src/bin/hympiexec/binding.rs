@@ -26,12 +26,37 @@ impl Plan {
     }
 }
 
-/// The CPU lists of the objects of `ty` (cores or NUMA nodes), skipping objects without CPUs.
+/// The CPUs this process may run on (`taskset`, cgroups); `None` if unknown.
+fn allowed_cpus() -> Option<Vec<usize>> {
+    // SAFETY: an all-zero cpu_set_t is the empty set; sched_getaffinity fills it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: set is a valid cpu_set_t of the size passed.
+    let rc =
+        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if rc != 0 {
+        return None;
+    }
+    Some(
+        (0..libc::CPU_SETSIZE as usize)
+            // SAFETY: cpu < CPU_SETSIZE, inside the set.
+            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+            .collect(),
+    )
+}
+
+/// The CPU lists of the objects of `ty` (cores or NUMA nodes), restricted to the CPUs this
+/// process may use, skipping objects left without CPUs.
 fn cpu_lists(topology: &Topology, ty: ObjectType) -> Vec<CpuList> {
+    let allowed = allowed_cpus();
     topology
         .objects_with_type(ty)
         .filter_map(|obj| obj.cpuset())
-        .map(|set| set.iter_set().map(usize::from).collect::<CpuList>())
+        .map(|set| {
+            set.iter_set()
+                .map(usize::from)
+                .filter(|c| allowed.as_ref().is_none_or(|a| a.contains(c)))
+                .collect::<CpuList>()
+        })
         .filter(|cpus| !cpus.is_empty())
         .collect()
 }

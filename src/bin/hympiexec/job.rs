@@ -34,7 +34,7 @@ const DRAIN_GRACE: Duration = Duration::from_millis(200);
 macro_rules! report {
     ($($t:tt)*) => {{
         let msg = format!("hympiexec: {}\n", format_args!($($t)*));
-        output::write(Sink::Stderr, msg.as_bytes());
+        let _ = output::write(Sink::Stderr, msg.as_bytes());
     }};
 }
 
@@ -296,17 +296,20 @@ impl Job {
             return;
         };
         let mut buf = vec![0u8; 64 * 1024];
-        match stream.file.read(&mut buf) {
-            Ok(0) => {
-                output::write(stream.relay.sink(), &stream.relay.finish());
-                self.ranks[r].outputs[s] = None;
+        let (bytes, eof) = match stream.file.read(&mut buf) {
+            Ok(0) => (stream.relay.finish(), true),
+            Ok(n) => (stream.relay.feed(&buf[..n]), false),
+            Err(e) if is_transient(&e) => return,
+            Err(_) => (stream.relay.finish(), true),
+        };
+        if !output::write(stream.relay.sink(), &bytes) {
+            // Nobody reads our stream any more: close every rank's pipe to it, so that ranks
+            // writing there get SIGPIPE, as in an ordinary pipeline.
+            for rank in &mut self.ranks {
+                rank.outputs[s] = None;
             }
-            Ok(n) => output::write(stream.relay.sink(), &stream.relay.feed(&buf[..n])),
-            Err(e) if is_transient(&e) => {}
-            Err(_) => {
-                output::write(stream.relay.sink(), &stream.relay.finish());
-                self.ranks[r].outputs[s] = None;
-            }
+        } else if eof {
+            self.ranks[r].outputs[s] = None;
         }
     }
 
@@ -438,12 +441,16 @@ impl Job {
                 }
             }
             self.flush_pmi();
+            // A signal that also hit the ranks (Ctrl-C, `timeout`) is noted before their deaths
+            // are judged, so that they are not blamed on a rank.
+            let sigs = signals.take();
+            self.on_signals(&sigs);
             self.reap();
         }
         // Whatever is left of partial lines.
         for rank in &mut self.ranks {
             for stream in rank.outputs.iter_mut().flatten() {
-                output::write(stream.relay.sink(), &stream.relay.finish());
+                let _ = output::write(stream.relay.sink(), &stream.relay.finish());
             }
         }
         self.result.unwrap_or(0)

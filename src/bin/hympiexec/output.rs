@@ -86,16 +86,18 @@ impl Relay {
     }
 }
 
-/// Writes `bytes` to `sink` in one call, so that relays of other ranks cannot cut in. Errors (a
-/// closed terminal) are ignored: the job must still be supervised.
-pub fn write(sink: Sink, bytes: &[u8]) {
+/// Writes `bytes` to `sink` in one call, so that relays of other ranks cannot cut in. Returns
+/// false when the reader of `sink` is gone (EPIPE, as in `hympiexec ... | head`); other errors
+/// are ignored: the job must still be supervised.
+pub fn write(sink: Sink, bytes: &[u8]) -> bool {
     if bytes.is_empty() {
-        return;
+        return true;
     }
-    let _ = match sink {
+    let r = match sink {
         Sink::Stdout => write_flush(&mut io::stdout().lock(), bytes),
         Sink::Stderr => write_flush(&mut io::stderr().lock(), bytes),
     };
+    !matches!(r, Err(e) if e.kind() == io::ErrorKind::BrokenPipe)
 }
 
 fn write_flush(w: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
