@@ -362,7 +362,8 @@ fn gen_entry(s: &mut String, f: &Func, implemented: bool) {
     } else {
         format!("{{ let _ = ({args}); Err(MpiError::unsupported(\"{name}\")) }}")
     };
-    if ret == "c_int" {
+    // `MPI_<Handle>_toint` returns a value, not an error code.
+    if ret == "c_int" && !name.ends_with("_toint") {
         let _ = writeln!(
             s,
             "    entry::call(\"{name}\", {}, || {call})",

@@ -640,7 +640,7 @@ pub unsafe fn raw_slice<'a>(p: *const u8, len: usize) -> &'a [u8] {
 pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
     // SAFETY: every access below stays within the first `n` bytes of both buffers.
     unsafe {
-        if n >= 8 && n <= 16 {
+        if (8..=16).contains(&n) {
             let a = (src as *const u64).read_unaligned();
             let b = (src.add(n - 8) as *const u64).read_unaligned();
             (dst as *mut u64).write_unaligned(a);

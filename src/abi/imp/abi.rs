@@ -1,0 +1,78 @@
+//! The MPI-5.0 ABI chapter: version query and handle/integer conversions.
+//!
+//! Integer form of a handle: predefined handles convert to their ABI value (< 0x1000); user
+//! handles convert to their value without the generation (`((index + 1) << 12) | kind`, which
+//! fits an `int` for up to 2^19 live objects of a kind), and back by looking up the object's
+//! current generation — an integer of a freed object converts to the null handle.
+
+use super::util::out;
+use crate::abi::consts::*;
+use crate::abi::types::*;
+use crate::core::error::MpiResult;
+use crate::core::runtime::{self, Runtime};
+use crate::core::slab::kind;
+use core::ffi::c_int;
+
+pub(crate) unsafe fn MPI_Abi_get_version(
+    abi_major: *mut c_int,
+    abi_minor: *mut c_int,
+) -> MpiResult<()> {
+    *unsafe { out(abi_major, "abi_major") }? = MPI_ABI_VERSION;
+    *unsafe { out(abi_minor, "abi_minor") }? = MPI_ABI_SUBVERSION;
+    Ok(())
+}
+
+#[inline]
+fn to_int(h: usize) -> MpiResult<c_int> {
+    Ok((h & 0xffff_ffff) as u32 as c_int)
+}
+
+/// Rebuilds a handle from its integer form; `null` when the object is gone or the kind has no
+/// user objects yet.
+fn from_int(
+    i: c_int,
+    null: usize,
+    lookup: impl Fn(&Runtime, u32) -> Option<usize>,
+) -> MpiResult<usize> {
+    let v = i as u32 as usize;
+    if v < 0x1000 {
+        return Ok(v);
+    }
+    let index = ((v >> 12) & 0xfffff) as u32;
+    Ok(
+        runtime::with(|rt| Ok(index.checked_sub(1).and_then(|ix| lookup(rt, ix))))
+            .ok()
+            .flatten()
+            .unwrap_or(null),
+    )
+}
+
+macro_rules! conversions {
+    ($($toint:ident, $fromint:ident, $ty:ty, $null:expr, $kind:expr, $lookup:expr;)*) => {$(
+        pub(crate) unsafe fn $toint(h: $ty) -> MpiResult<c_int> {
+            to_int(h as usize)
+        }
+        pub(crate) unsafe fn $fromint(i: c_int) -> MpiResult<$ty> {
+            let _ = $kind;
+            from_int(i, $null, $lookup).map(|h| h as $ty)
+        }
+    )*};
+}
+
+fn none(_: &Runtime, _: u32) -> Option<usize> {
+    None
+}
+
+conversions! {
+    MPI_Comm_toint, MPI_Comm_fromint, MPI_Comm, MPI_COMM_NULL, kind::COMM, |rt: &Runtime, ix| rt.comms.get(ix).map(|_| rt.comms.handle(ix));
+    MPI_Request_toint, MPI_Request_fromint, MPI_Request, MPI_REQUEST_NULL, kind::REQUEST, |rt: &Runtime, ix| rt.reqs.get(ix).map(|_| rt.reqs.handle(ix));
+    MPI_Errhandler_toint, MPI_Errhandler_fromint, MPI_Errhandler, MPI_ERRHANDLER_NULL, kind::ERRHANDLER, |rt: &Runtime, ix| rt.errhandlers.get(ix).map(|_| rt.errhandlers.handle(ix));
+    MPI_Message_toint, MPI_Message_fromint, MPI_Message, MPI_MESSAGE_NULL, kind::MESSAGE, |rt: &Runtime, ix| rt.messages.get(ix).map(|_| rt.messages.handle(ix));
+    MPI_Type_toint, MPI_Type_fromint, MPI_Datatype, MPI_DATATYPE_NULL, kind::DATATYPE, none;
+    MPI_Op_toint, MPI_Op_fromint, MPI_Op, MPI_OP_NULL, kind::OP, none;
+    MPI_Group_toint, MPI_Group_fromint, MPI_Group, MPI_GROUP_NULL, kind::GROUP, none;
+    MPI_Info_toint, MPI_Info_fromint, MPI_Info, MPI_INFO_NULL, kind::INFO, none;
+    MPI_Win_toint, MPI_Win_fromint, MPI_Win, MPI_WIN_NULL, 0usize, none;
+    MPI_File_toint, MPI_File_fromint, MPI_File, MPI_FILE_NULL, 0usize, none;
+    MPI_Session_toint, MPI_Session_fromint, MPI_Session, MPI_SESSION_NULL, 0usize, none;
+}
