@@ -1,0 +1,329 @@
+"""Unit tests for benches/compare (parsing, statistics, ratios, targets,
+rendering).  Run from the repository root:
+
+    python3 -m unittest discover -s benches -p 'test_*.py'
+"""
+
+import importlib.machinery
+import importlib.util
+import os
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _load_compare():
+    path = os.path.join(HERE, "compare")
+    loader = importlib.machinery.SourceFileLoader("hympi_bench_compare", path)
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+C = _load_compare()
+MiB = 1024 * 1024
+
+LATENCY_OUT = """\
+# hympi-bench Latency Test (ping-pong, one-way)
+# Size          Latency (us)
+0                      0.450
+8                      0.440
+1024                   0.783
+1048576               54.367
+"""
+
+BW_OUT = """\
+--------------------------------------------------------------------------
+WARNING: some launcher noise 12 on stdout
+--------------------------------------------------------------------------
+# hympi-bench Bandwidth Test (window 64)
+# Size      Bandwidth (MB/s)    Bandwidth (GB/s)
+1                       7.85               0.008
+1048576             20132.61              20.133
+4194304             11702.71              11.703
+[host:12345] 1 more process has sent help message help-mpi-btl.txt
+"""
+
+CALLGRIND_FILE = """\
+# callgrind format
+version: 1
+creator: callgrind-3.19.0
+pid: 6161
+cmd:  ./mpich/self_overhead 1000 single
+part: 1
+
+desc: I1 cache:
+positions: line
+events: Ir
+summary: 22276045
+
+fl=(1) ???
+fn=(1) 0x0000000000001140
+0 3
+totals: 22276045
+"""
+
+CALLGRIND_STDERR = """\
+==6175== Callgrind, a call-graph generating cache profiler
+==6175== Command: ./openmpi/self_overhead 1000 single
+hwloc x86 backend cannot work under Valgrind, disabling.
+==6175==
+==6175== Events    : Ir
+==6175== Collected : 44799366
+==6175==
+==6175== I   refs:      44,799,366
+"""
+
+
+class ParseOsuTest(unittest.TestCase):
+    def test_latency(self):
+        cols, rows = C.parse_osu(LATENCY_OUT)
+        self.assertEqual(cols, ["Latency (us)"])
+        self.assertEqual(sorted(rows), [0, 8, 1024, 1048576])
+        self.assertAlmostEqual(rows[8][0], 0.440)
+        self.assertAlmostEqual(rows[1048576][0], 54.367)
+
+    def test_bandwidth_two_columns_and_noise(self):
+        cols, rows = C.parse_osu(BW_OUT)
+        self.assertEqual(cols, ["Bandwidth (MB/s)", "Bandwidth (GB/s)"])
+        self.assertEqual(sorted(rows), [1, MiB, 4 * MiB])  # noise lines ignored
+        self.assertEqual(rows[MiB], [20132.61, 20.133])
+        gb = C.osu_column(cols, rows, "Bandwidth (GB/s)")
+        self.assertAlmostEqual(gb[4 * MiB], 11.703)
+        mb = C.osu_column(cols, rows, "Bandwidth (MB/s)")
+        self.assertAlmostEqual(mb[1], 7.85)
+
+    def test_unknown_column_falls_back_to_first(self):
+        cols, rows = C.parse_osu(LATENCY_OUT)
+        self.assertAlmostEqual(C.osu_column(cols, rows, "nope")[0], 0.45)
+
+    def test_empty_and_garbage(self):
+        self.assertEqual(C.parse_osu(""), ([], {}))
+        cols, rows = C.parse_osu("# Size  Latency (us)\nhello 1 2\n12abc 3\n")
+        self.assertEqual(rows, {})
+
+    def test_original_osu_header(self):
+        text = "# OSU MPI Latency Test v7.2\n# Size       Avg Latency(us)\n0                       0.21\n"
+        cols, rows = C.parse_osu(text)
+        self.assertEqual(cols, ["Avg Latency(us)"])
+        self.assertEqual(rows, {0: [0.21]})
+
+    def test_provided(self):
+        self.assertEqual(C.parse_provided(
+            "# hympi-bench self_overhead iterations 10 required multiple provided single\n"),
+            "single")
+        self.assertIsNone(C.parse_provided("nothing here"))
+
+
+class CallgrindTest(unittest.TestCase):
+    def test_out_file(self):
+        self.assertEqual(C.parse_callgrind_total(CALLGRIND_FILE), 22276045)
+
+    def test_totals_only(self):
+        self.assertEqual(C.parse_callgrind_total("events: Ir\ntotals: 123\n"), 123)
+
+    def test_summary_wins_over_totals(self):
+        self.assertEqual(C.parse_callgrind_total("totals: 5\nsummary: 7\n"), 7)
+
+    def test_stderr_collected(self):
+        self.assertEqual(C.parse_callgrind_total(CALLGRIND_STDERR), 44799366)
+
+    def test_stderr_irefs_with_commas(self):
+        self.assertEqual(C.parse_callgrind_total("==1== I   refs:      1,234,567\n"), 1234567)
+
+    def test_nothing(self):
+        self.assertIsNone(C.parse_callgrind_total("==1== Command: foo\n"))
+
+    def test_per_iteration(self):
+        # the MPICH figures measured on the dev machine
+        self.assertAlmostEqual(C.per_iteration(1000, 22276045, 11000, 34536746), 1226.0701)
+        self.assertAlmostEqual(C.per_iteration(11000, 34536746, 1000, 22276045), 1226.0701)
+        with self.assertRaises(ValueError):
+            C.per_iteration(5, 1, 5, 2)
+
+
+class StatsTest(unittest.TestCase):
+    def test_odd(self):
+        st = C.stats([3.0, 1.0, 2.0])
+        self.assertEqual((st["median"], st["min"], st["max"], st["n"]), (2.0, 1.0, 3.0, 3))
+
+    def test_even(self):
+        self.assertEqual(C.stats([4, 1, 3, 2])["median"], 2.5)
+
+    def test_empty(self):
+        self.assertIsNone(C.stats([]))
+        self.assertIsNone(C.stats([None]))
+
+    def test_ratio(self):
+        self.assertAlmostEqual(C.ratio(0.2, 0.25), 0.8)
+        self.assertIsNone(C.ratio(None, 1.0))
+        self.assertIsNone(C.ratio(1.0, None))
+        self.assertIsNone(C.ratio(1.0, 0.0))
+
+    def test_summarise(self):
+        samples = {"latency": {
+            "mpich": {0: {"Latency (us)": [0.5, 0.3, 0.4]}},
+            "hympi": {0: {"Latency (us)": [0.1, 0.2]}},
+        }}
+        summ = C.summarise(samples, {"latency": "Latency (us)"})
+        self.assertAlmostEqual(summ["latency"][0]["mpich"]["median"], 0.4)
+        self.assertAlmostEqual(summ["latency"][0]["hympi"]["median"], 0.15)
+        self.assertEqual(summ["latency"][0]["mpich"]["max"], 0.5)
+
+    def test_sort_keys(self):
+        self.assertEqual(C.sort_keys([8, 0, 1024, 2]), [0, 2, 8, 1024])
+        self.assertEqual(C.sort_keys(["multiple", "single"], ["single", "multiple"]),
+                         ["single", "multiple"])
+
+    def test_key_from_json(self):
+        self.assertEqual(C.key_from_json("1048576"), MiB)
+        self.assertEqual(C.key_from_json("single"), "single")
+
+
+def _summary(**per):
+    """_summary(latency={0: {'hympi': 0.2, 'openmpi': 0.3}}) -> summary."""
+    out = {}
+    for bench, keys in per.items():
+        for key, libs in keys.items():
+            for lib, v in libs.items():
+                out.setdefault(bench, {}).setdefault(key, {})[lib] = {
+                    "median": v, "min": v, "max": v, "n": 1}
+    return out
+
+
+def _target(bench, key):
+    return [t for t in C.TARGETS if t["bench"] == bench and t["key"] == key][0]
+
+
+class TargetTest(unittest.TestCase):
+    def test_latency_vs_openmpi(self):
+        t = _target("latency", 8)
+        self.assertEqual(C.evaluate_target(t, _summary(latency={8: {"hympi": 0.2, "openmpi": 0.25}}))[0], "PASS")
+        # exactly at the limit passes (<=)
+        self.assertEqual(C.evaluate_target(t, _summary(latency={8: {"hympi": 0.2, "openmpi": 0.25}}))[1], 0.8)
+        self.assertEqual(C.evaluate_target(t, _summary(latency={8: {"hympi": 0.21, "openmpi": 0.25}}))[0], "MISS")
+        # MPICH does not matter for this target
+        self.assertEqual(C.evaluate_target(t, _summary(latency={8: {"hympi": 0.1, "mpich": 1.0}}))[0], "n/a")
+
+    def test_bandwidth_best_peer(self):
+        t = _target("bandwidth", MiB)
+        s = _summary(bandwidth={MiB: {"hympi": 30.0, "mpich": 19.0, "openmpi": 21.0}})
+        status, value = C.evaluate_target(t, s)
+        self.assertEqual(status, "MISS")  # 30/21 = 1.43 < 1.5 (best peer is openmpi)
+        self.assertAlmostEqual(value, 30.0 / 21.0)
+        s = _summary(bandwidth={MiB: {"hympi": 31.5, "mpich": 19.0, "openmpi": 21.0}})
+        self.assertEqual(C.evaluate_target(t, s)[0], "PASS")
+        s = _summary(bandwidth={MiB: {"hympi": 31.5}})
+        self.assertEqual(C.evaluate_target(t, s), ("n/a", None))
+        t4 = _target("bandwidth", 4 * MiB)
+        s = _summary(bandwidth={4 * MiB: {"hympi": 13.0, "mpich": 10.0}})
+        self.assertEqual(C.evaluate_target(t4, s)[0], "PASS")
+
+    def test_instructions(self):
+        ts, tm = _target("self_overhead", "single"), _target("self_overhead", "multiple")
+        s = _summary(self_overhead={"single": {"hympi": 280.0}, "multiple": {"hympi": 330.0}})
+        self.assertEqual(C.evaluate_target(ts, s), ("PASS", 280.0))
+        status, value = C.evaluate_target(tm, s)
+        self.assertEqual(status, "MISS")  # 330/280 = 1.18 > 1.15
+        self.assertAlmostEqual(value, 330.0 / 280.0)
+        s = _summary(self_overhead={"single": {"hympi": 301.0}, "multiple": {"hympi": 310.0}})
+        self.assertEqual(C.evaluate_target(ts, s)[0], "MISS")
+        self.assertEqual(C.evaluate_target(tm, s)[0], "PASS")
+        s = _summary(self_overhead={"single": {"mpich": 1221.0}})
+        self.assertEqual(C.evaluate_target(ts, s)[0], "n/a")
+
+
+class RenderTest(unittest.TestCase):
+    def setUp(self):
+        self.summary = _summary(
+            latency={0: {"hympi": 0.2, "mpich": 0.4, "openmpi": 0.3},
+                     8: {"hympi": 0.3, "mpich": 0.4, "openmpi": 0.3}},
+            bandwidth={MiB: {"hympi": 40.0, "mpich": 20.0, "openmpi": 19.0}})
+
+    def test_rows_and_ratios(self):
+        header, rows = C.table_rows("latency", self.summary, ["hympi", "mpich", "openmpi"])
+        self.assertIn("hympi/openmpi", header)
+        self.assertEqual(rows[0][0], "0")
+        i = header.index("hympi/openmpi")
+        self.assertEqual(rows[0][i], "0.67")
+        self.assertEqual(rows[1][i], "1.00")
+        self.assertTrue(rows[0][-1].startswith("PASS"))
+        self.assertTrue(rows[1][-1].startswith("MISS"))
+
+    def test_markdown(self):
+        md = C.render_markdown(self.summary, ["hympi", "mpich", "openmpi"],
+                               ["latency", "bandwidth"], 5)
+        self.assertIn("| 1M | 40 [40-40] | 20 [20-20] | 19 [19-19] | 2.00 | 2.11 | PASS", md)
+        self.assertIn("over 5 reps", md)
+        text = C.render_text(self.summary, ["hympi", "mpich", "openmpi"], ["latency"], 5)
+        self.assertIn("== latency", text)
+
+    def test_fmt(self):
+        self.assertEqual(C.fmt_size(4 * MiB), "4M")
+        self.assertEqual(C.fmt_size(8192), "8K")
+        self.assertEqual(C.fmt_size(12), "12")
+        self.assertEqual(C.fmt_size("single"), "single")
+        self.assertEqual(C.fmt_num(1226.07), "1226.1")
+        self.assertEqual(C.fmt_num(0.44), "0.44")
+        self.assertEqual(C.fmt_num(None), "-")
+
+    def test_svg_is_xml(self):
+        svg = C.svg_plot("latency <test>", "Latency (us)", {
+            "mpich": [(0, 0.4, 0.3, 0.5), (8, 0.4, 0.4, 0.4), (MiB, 55.0, 54.0, 60.0)],
+            "openmpi": [(0, 0.25, 0.2, 0.3), (MiB, 54.0, 50.0, 170.0)]})
+        root = ET.fromstring(svg)
+        self.assertTrue(root.tag.endswith("svg"))
+        self.assertEqual(len([e for e in root.iter() if e.tag.endswith("polyline")]), 2)
+
+    def test_readme_markers(self):
+        text = "a\n%s\nold\n%s\nb\n" % (C.BEGIN_MARK, C.END_MARK)
+        new = C.replace_between(text, "NEW TABLE")
+        self.assertIn("NEW TABLE", new)
+        self.assertNotIn("old", new)
+        self.assertTrue(new.startswith("a\n") and new.endswith("b\n"))
+        with self.assertRaises(ValueError):
+            C.replace_between("no markers", "x")
+
+
+class RegistryTest(unittest.TestCase):
+    def test_sources_exist(self):
+        for b in C.BENCHES:
+            self.assertTrue(os.path.exists(os.path.join(HERE, "c", b.src)), b.src)
+
+    def test_quick_subset(self):
+        quick = [b.name for b in C.BENCHES if b.in_quick()]
+        self.assertEqual(quick, ["latency", "bandwidth", "memcpy", "self_overhead"])
+
+    def test_targets_reference_benches(self):
+        for t in C.TARGETS:
+            self.assertIn(t["bench"], C.BENCH_BY_NAME)
+
+    def test_launch(self):
+        self.assertEqual(C.LIBS["mpich"].launch(2, ["./x"]), ["mpiexec.mpich", "-n", "2", "./x"])
+        self.assertEqual(C.LIBS["mpich"].launch(0, ["./x", "5"]), ["./x", "5"])
+        ompi = C.LIBS["openmpi"].launch(2, ["./x"])
+        self.assertEqual(ompi[0], "mpiexec.openmpi")
+        self.assertEqual(ompi[-3:], ["-n", "2", "./x"])
+
+    def test_replot_roundtrip(self):
+        doc = {"config": {"benches": ["latency"], "reps": 2, "quick": True},
+               "machine": {"cpu_model": "x", "cpus": 2, "kernel": "k"},
+               "git": {"rev": "abc", "dirty": False},
+               "samples": {"latency": {"mpich": {"0": {"Latency (us)": [0.4, 0.5]},
+                                                 "8": {"Latency (us)": [0.4, 0.6]}}}}}
+        with tempfile.TemporaryDirectory() as tmp:
+            import contextlib
+            import io
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                C.emit(doc, os.path.join(tmp, "r"))
+            self.assertTrue(os.path.exists(os.path.join(tmp, "r.md")))
+            self.assertTrue(os.path.exists(os.path.join(tmp, "r-latency.svg")))
+            self.assertIn("0.45 [0.4-0.5]", buf.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
