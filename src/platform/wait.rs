@@ -11,6 +11,16 @@ pub fn set_spin_limit(n: u32) {
     SPIN_LIMIT.store(n.max(1), Ordering::Relaxed);
 }
 
+/// Called when a test-style call (`MPI_Test`, `MPI_Iprobe`, ...) found nothing: on an
+/// oversubscribed node it yields the CPU so that the rank being waited for can run (codes that
+/// poll in a loop would otherwise burn their whole time slice).
+#[inline]
+pub fn poll_found_nothing() {
+    if SPIN_LIMIT.load(Ordering::Relaxed) <= 1 {
+        std::thread::yield_now();
+    }
+}
+
 /// Per-wait backoff state.
 pub struct Backoff {
     polls: u32,

@@ -620,7 +620,10 @@ pub(crate) unsafe fn MPI_Test(
         Ok(ready(rt, rid).then(|| finish(rt, rid, slot)))
     })?;
     match res {
-        None => *flag = 0,
+        None => {
+            *flag = 0;
+            crate::platform::wait::poll_found_nothing();
+        }
         Some((st, comm)) => {
             *flag = 1;
             unsafe { write_status(status, &st) };
@@ -787,6 +790,9 @@ pub(crate) unsafe fn MPI_Testall(
         Ok(true)
     })?;
     *flag = all as c_int;
+    if !all {
+        crate::platform::wait::poll_found_nothing();
+    }
     unsafe { report_all(&done, array_of_statuses, &[]) }
 }
 
@@ -865,6 +871,7 @@ pub(crate) unsafe fn MPI_Testany(
     match res {
         None => {
             *flag = 0;
+            crate::platform::wait::poll_found_nothing();
             *unsafe { out(index, "index") }? = MPI_UNDEFINED;
             Ok(())
         }
@@ -1007,7 +1014,10 @@ pub(crate) unsafe fn MPI_Request_get_status(
         })
     })?;
     match st {
-        None => *flag = 0,
+        None => {
+            *flag = 0;
+            crate::platform::wait::poll_found_nothing();
+        }
         Some(st) => {
             *flag = 1;
             unsafe { write_status(status, &st) };
@@ -1238,7 +1248,10 @@ pub(crate) unsafe fn MPI_Iprobe(
             *flag = 1;
             unsafe { write_status(status, &s) };
         }
-        None => *flag = 0,
+        None => {
+            *flag = 0;
+            crate::platform::wait::poll_found_nothing();
+        }
     }
     Ok(())
 }
@@ -1301,7 +1314,10 @@ pub(crate) unsafe fn MPI_Improbe(
             *slot = m as MPI_Message;
             unsafe { write_status(status, &st) };
         }
-        None => *flag = 0,
+        None => {
+            *flag = 0;
+            crate::platform::wait::poll_found_nothing();
+        }
     }
     Ok(())
 }
@@ -1839,7 +1855,10 @@ pub(crate) unsafe fn MPI_Request_get_status_all(
             .collect::<MpiResult<Option<Vec<Status>>>>()
     })?;
     match all {
-        None => *flag = 0,
+        None => {
+            *flag = 0;
+            crate::platform::wait::poll_found_nothing();
+        }
         Some(sts) => {
             *flag = 1;
             for (i, st) in sts.iter().enumerate() {

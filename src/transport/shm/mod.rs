@@ -19,7 +19,7 @@ use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::Envelope;
 use crate::platform::bootstrap::Bootstrap;
 use crate::platform::{cma, config};
-use segment::{CellHdr, CellKind, Geometry, Segment};
+use segment::{CellHdr, CellKind, Fastbox, Geometry, Segment, FB_PAYLOAD};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
@@ -74,7 +74,18 @@ pub struct ShmEngine {
     pending: VecDeque<Outgoing>,
     streams: Vec<Stream>,
     barrier_gen_seen: u32,
+    /// Sequence number of the next matched message to each local rank.
+    send_seq: Vec<u32>,
+    /// Sequence number of the next matched message expected from each local rank.
+    recv_seq: Vec<u32>,
+    /// A queue cell that arrived ahead of its sender's fastbox message; handed out next.
+    stashed: Option<Incoming>,
+    /// Fastbox polling starts here (rotates for fairness).
+    fb_cursor: u32,
 }
+
+/// `Incoming::cell` values at and above this denote the fastbox of local rank `cell - FB_TAG`.
+const FB_TAG: u32 = 0xffff_0000;
 
 // SAFETY: raw buffer pointers in pending items refer to user buffers whose requests are still
 // active; the engine is only used under the runtime's access discipline.
@@ -101,6 +112,8 @@ pub struct Incoming {
     pub rreq: u64,
     /// Address or offset.
     pub addr: u64,
+    /// Per-pair sequence number (matched kinds only).
+    pub seq: u32,
 }
 
 impl ShmEngine {
@@ -186,6 +199,10 @@ impl ShmEngine {
             pending: VecDeque::new(),
             streams: Vec::new(),
             barrier_gen_seen,
+            send_seq: vec![0; nlocal as usize],
+            recv_seq: vec![0; nlocal as usize],
+            stashed: None,
+            fb_cursor: 0,
         })
     }
 
@@ -206,14 +223,14 @@ impl ShmEngine {
 
     /// Whether nothing waits to be sent.
     pub fn idle(&self) -> bool {
-        self.pending.is_empty() && self.streams.is_empty()
+        self.pending.is_empty() && self.streams.is_empty() && self.stashed.is_none()
     }
 
     /// Sends `o` now if a cell is free and nothing is queued before it; otherwise queues it.
     /// Returns true when it went out now.
     #[inline]
     pub fn send_or_queue(&mut self, o: Outgoing) -> bool {
-        if self.pending.is_empty() && self.try_emit(&o) {
+        if self.pending.is_empty() && (self.try_fastbox(&o) || self.try_emit(&o)) {
             return true;
         }
         self.pending.push_back(o);
@@ -232,8 +249,48 @@ impl ShmEngine {
         });
     }
 
+    /// Sends a small eager message through the pair's fastbox when it is free.
     #[inline]
-    fn try_emit(&self, o: &Outgoing) -> bool {
+    fn try_fastbox(&mut self, o: &Outgoing) -> bool {
+        let Outgoing::Msg {
+            dest,
+            kind,
+            env,
+            sreq,
+            buf,
+            bytes,
+        } = *o
+        else {
+            return false;
+        };
+        if kind == CellKind::Rts || bytes > FB_PAYLOAD {
+            return false;
+        }
+        let fb = self.seg.fastbox(dest, self.me);
+        // SAFETY: `full` is an atomic in the shared fastbox; the other fields are written only
+        // while `full == 0` (the receiver is done with them: it cleared `full` with release,
+        // which our acquire load pairs with) and published by the release store of `full`.
+        unsafe {
+            if (*fb).full.load(Ordering::Acquire) != 0 {
+                return false;
+            }
+            let seq = self.send_seq[dest as usize];
+            self.send_seq[dest as usize] = seq.wrapping_add(1);
+            (*fb).seq = seq;
+            (*fb).kind = kind as u32;
+            (*fb).src_rank = env.src;
+            (*fb).tag = env.tag;
+            (*fb).ctx = env.ctx;
+            (*fb).len = bytes as u32;
+            (*fb).sreq = sreq;
+            crate::core::p2p::copy_bytes(buf, (*fb).payload.as_mut_ptr(), bytes);
+            (*fb).full.store(1, Ordering::Release);
+        }
+        true
+    }
+
+    #[inline]
+    fn try_emit(&mut self, o: &Outgoing) -> bool {
         let Some(c) = self.seg.slot(self.me).free.pop(&self.seg) else {
             return false;
         };
@@ -252,6 +309,9 @@ impl ShmEngine {
                     bytes,
                 } => {
                     write_hdr(h, kind, self.me, &env, 0, bytes as u64, sreq, 0, buf as u64);
+                    let seq = self.send_seq[dest as usize];
+                    self.send_seq[dest as usize] = seq.wrapping_add(1);
+                    (*h).seq = seq;
                     if kind != CellKind::Rts {
                         (*h).len = bytes as u32;
                         if bytes > 0 {
@@ -292,15 +352,16 @@ impl ShmEngine {
     /// requests are complete). Returns whether anything was sent.
     pub fn flush(&mut self, done: &mut Vec<u64>) -> bool {
         let mut any = false;
-        while let Some(o) = self.pending.front() {
-            if !self.try_emit(o) {
+        while let Some(o) = self.pending.pop_front() {
+            if !(self.try_fastbox(&o) || self.try_emit(&o)) {
+                self.pending.push_front(o);
                 break;
             }
-            if let Some(Outgoing::Msg {
+            if let Outgoing::Msg {
                 kind: CellKind::Eager,
                 sreq,
                 ..
-            }) = self.pending.pop_front()
+            } = o
             {
                 done.push(sreq);
             }
@@ -351,9 +412,101 @@ impl ShmEngine {
         any
     }
 
-    /// Takes the next cell addressed to this rank.
+    /// Takes the next message addressed to this rank: from a fastbox or the receive queue,
+    /// keeping each sender's matched messages in sequence.
     #[inline]
-    pub fn poll(&self) -> Option<Incoming> {
+    pub fn poll(&mut self) -> Option<Incoming> {
+        if let Some(m) = self.stashed.take() {
+            self.recv_seq[m.src_local as usize] = m.seq.wrapping_add(1);
+            return Some(m);
+        }
+        if let Some(m) = self.poll_fastboxes() {
+            return Some(m);
+        }
+        let m = self.poll_queue()?;
+        if matches!(
+            m.kind,
+            CellKind::Eager | CellKind::EagerSync | CellKind::Rts
+        ) {
+            let src = m.src_local;
+            if m.seq != self.recv_seq[src as usize] {
+                // The sender's earlier message is in its fastbox (visible: it was published
+                // before this cell was queued). Deliver that one first.
+                let Some(fb) = self.fastbox_message(src) else {
+                    debug_assert!(false, "sequence gap without a fastbox message");
+                    self.recv_seq[src as usize] = m.seq.wrapping_add(1);
+                    return Some(m);
+                };
+                debug_assert_eq!(fb.seq, self.recv_seq[src as usize]);
+                self.recv_seq[src as usize] = fb.seq.wrapping_add(1);
+                self.stashed = Some(m);
+                return Some(fb);
+            }
+            self.recv_seq[src as usize] = m.seq.wrapping_add(1);
+        }
+        Some(m)
+    }
+
+    /// The next in-sequence fastbox message, if any.
+    #[inline]
+    fn poll_fastboxes(&mut self) -> Option<Incoming> {
+        let n = self.seg.nlocal();
+        for k in 0..n {
+            let src = (self.fb_cursor + k) % n;
+            if src == self.me {
+                continue;
+            }
+            // SAFETY: `full` is an atomic in the shared fastbox.
+            let full = unsafe {
+                (*self.seg.fastbox(self.me, src))
+                    .full
+                    .load(Ordering::Acquire)
+            };
+            if full == 0 {
+                continue;
+            }
+            let m = self.fastbox_message(src)?;
+            if m.seq == self.recv_seq[src as usize] {
+                self.recv_seq[src as usize] = m.seq.wrapping_add(1);
+                self.fb_cursor = (src + 1) % n;
+                return Some(m);
+            }
+        }
+        None
+    }
+
+    /// Reads the header of the full fastbox from `src`.
+    fn fastbox_message(&self, src: u32) -> Option<Incoming> {
+        let fb = self.seg.fastbox(self.me, src);
+        // SAFETY: the acquire load of `full` makes the sender's field writes visible; the
+        // fields stay unchanged until we clear `full`.
+        unsafe {
+            if (*fb).full.load(Ordering::Acquire) == 0 {
+                return None;
+            }
+            let f: &Fastbox = &*fb;
+            Some(Incoming {
+                cell: FB_TAG + src,
+                kind: CellKind::from_u32(f.kind).unwrap_or(CellKind::Eager),
+                src_local: src,
+                env: Envelope {
+                    ctx: f.ctx,
+                    src: f.src_rank,
+                    tag: f.tag,
+                },
+                len: (f.len as usize).min(FB_PAYLOAD),
+                total: f.len as u64,
+                sreq: f.sreq,
+                rreq: 0,
+                addr: 0,
+                seq: f.seq,
+            })
+        }
+    }
+
+    /// Takes the next cell of the receive queue.
+    #[inline]
+    fn poll_queue(&self) -> Option<Incoming> {
         let q = &self.seg.slot(self.me).recv;
         if q.is_empty_hint() {
             return None;
@@ -377,12 +530,18 @@ impl ShmEngine {
             sreq: h.sreq,
             rreq: h.rreq,
             addr: h.addr,
+            seq: h.seq,
         })
     }
 
     /// The payload of a received cell.
     #[inline]
     pub fn payload(&self, m: &Incoming) -> &[u8] {
+        if m.cell >= FB_TAG {
+            let fb = self.seg.fastbox(self.me, m.cell - FB_TAG);
+            // SAFETY: the fastbox stays ours until released; len ≤ FB_PAYLOAD.
+            return unsafe { std::slice::from_raw_parts((*fb).payload.as_ptr(), m.len) };
+        }
         // SAFETY: the cell is ours until released, and `len` was bounded by the sender.
         unsafe {
             std::slice::from_raw_parts(self.seg.payload(m.cell), m.len.min(self.seg.payload_cap()))
@@ -392,6 +551,12 @@ impl ShmEngine {
     /// Hands a received cell back to its owner.
     #[inline]
     pub fn release(&self, cell: u32) {
+        if cell >= FB_TAG {
+            let fb = self.seg.fastbox(self.me, cell - FB_TAG);
+            // SAFETY: atomic store to the shared fastbox; the sender may refill it afterwards.
+            unsafe { (*fb).full.store(0, Ordering::Release) };
+            return;
+        }
         self.seg
             .slot(self.seg.owner(cell))
             .free

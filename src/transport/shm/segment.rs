@@ -106,7 +106,9 @@ pub struct CellHdr {
     pub ctx: u32,
     /// Payload bytes in this cell.
     pub len: u32,
-    _pad: u32,
+    /// Per-pair sequence number of matched messages (Eager, EagerSync, Rts), which orders
+    /// them against messages sent through the pair's fastbox.
+    pub seq: u32,
     /// Total bytes of the message.
     pub total: u64,
     /// Sender's request token.
@@ -117,16 +119,49 @@ pub struct CellHdr {
     pub addr: u64,
 }
 
+/// Payload bytes of a fastbox.
+pub const FB_PAYLOAD: usize = 216;
+
+/// A one-slot mailbox per (sender, receiver) pair for small eager messages: the receiver polls
+/// `full` directly, which costs far fewer cache-line transfers than a queue round trip. Matched
+/// messages carry a per-pair sequence number so the receiver can order fastbox and queue
+/// traffic of one sender.
+#[repr(C, align(64))]
+pub struct Fastbox {
+    /// 1 while a message waits (release-stored by the sender, cleared with release by the
+    /// receiver once it copied the message out).
+    pub full: AtomicU32,
+    /// Sequence number (see [`CellHdr::seq`]).
+    pub seq: u32,
+    /// [`CellKind`]: `Eager` or `EagerSync`.
+    pub kind: u32,
+    /// Sender's rank in the communicator.
+    pub src_rank: i32,
+    /// Tag.
+    pub tag: i32,
+    /// Context id.
+    pub ctx: u32,
+    /// Payload bytes.
+    pub len: u32,
+    _pad: u32,
+    /// Sender's request token (for the acknowledgement of a synchronous send).
+    pub sreq: u64,
+    /// The message.
+    pub payload: [u8; FB_PAYLOAD],
+}
+
 /// Bytes reserved for the cell header.
 pub const CELL_HDR: usize = 64;
 #[cfg(not(loom))]
-const _: () = assert!(std::mem::size_of::<CellHdr>() <= CELL_HDR);
+const _: () =
+    assert!(std::mem::size_of::<CellHdr>() <= CELL_HDR && std::mem::size_of::<Fastbox>() == 256);
 
 /// A mapped segment.
 pub struct Segment {
     base: *mut u8,
     len: usize,
     slots_off: usize,
+    fb_off: usize,
     cells_off: usize,
     nlocal: u32,
     cells_per_rank: u32,
@@ -154,12 +189,19 @@ pub struct Geometry {
 impl Geometry {
     fn offsets(&self) -> (usize, usize, usize) {
         let slots_off = std::mem::size_of::<SegHeader>();
-        let cells_off = align_up(
-            slots_off + self.nlocal as usize * std::mem::size_of::<RankSlot>(),
-            4096,
-        );
+        let cells_off = align_up(self.fb_off() + self.fastbox_bytes(), 4096);
         let len = cells_off + self.nlocal as usize * self.cells_per_rank as usize * self.cell_size;
         (slots_off, cells_off, align_up(len, 4096))
+    }
+    fn fb_off(&self) -> usize {
+        align_up(
+            std::mem::size_of::<SegHeader>()
+                + self.nlocal as usize * std::mem::size_of::<RankSlot>(),
+            64,
+        )
+    }
+    fn fastbox_bytes(&self) -> usize {
+        (self.nlocal as usize).pow(2) * std::mem::size_of::<Fastbox>()
     }
     /// Total bytes of the segment.
     pub fn total_len(&self) -> usize {
@@ -193,6 +235,7 @@ impl Segment {
             base,
             len,
             slots_off,
+            fb_off: geo.fb_off(),
             cells_off,
             nlocal: geo.nlocal,
             cells_per_rank: geo.cells_per_rank,
@@ -224,6 +267,7 @@ impl Segment {
             base,
             len,
             slots_off,
+            fb_off: geo.fb_off(),
             cells_off,
             nlocal: geo.nlocal,
             cells_per_rank: geo.cells_per_rank,
@@ -290,6 +334,20 @@ impl Segment {
                 .base
                 .add(self.slots_off + r as usize * std::mem::size_of::<RankSlot>())
                 as *const RankSlot)
+        }
+    }
+
+    /// The fastbox carrying messages from local rank `src` to local rank `dst`.
+    #[inline]
+    pub fn fastbox(&self, dst: u32, src: u32) -> *mut Fastbox {
+        debug_assert!(dst < self.nlocal && src < self.nlocal);
+        // SAFETY: dst, src < nlocal, so the box lies inside the fastbox area of the mapping.
+        unsafe {
+            self.base.add(
+                self.fb_off
+                    + (dst as usize * self.nlocal as usize + src as usize)
+                        * std::mem::size_of::<Fastbox>(),
+            ) as *mut Fastbox
         }
     }
 
