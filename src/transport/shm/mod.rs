@@ -424,27 +424,34 @@ impl ShmEngine {
             return Some(m);
         }
         let m = self.poll_queue()?;
+        Some(self.in_sequence(m))
+    }
+
+    /// Puts a message taken from the queue in its sender's sequence: when the sender's
+    /// previous matched message is still in its fastbox (it was published before this cell was
+    /// queued, so it is visible), that one is returned first and the cell is kept for the next
+    /// poll.
+    #[inline]
+    fn in_sequence(&mut self, m: Incoming) -> Incoming {
         if matches!(
             m.kind,
             CellKind::Eager | CellKind::EagerSync | CellKind::Rts
         ) {
             let src = m.src_local;
             if m.seq != self.recv_seq[src as usize] {
-                // The sender's earlier message is in its fastbox (visible: it was published
-                // before this cell was queued). Deliver that one first.
                 let Some(fb) = self.fastbox_message(src) else {
                     debug_assert!(false, "sequence gap without a fastbox message");
                     self.recv_seq[src as usize] = m.seq.wrapping_add(1);
-                    return Some(m);
+                    return m;
                 };
                 debug_assert_eq!(fb.seq, self.recv_seq[src as usize]);
                 self.recv_seq[src as usize] = fb.seq.wrapping_add(1);
                 self.stashed = Some(m);
-                return Some(fb);
+                return fb;
             }
             self.recv_seq[src as usize] = m.seq.wrapping_add(1);
         }
-        Some(m)
+        m
     }
 
     /// The next in-sequence fastbox message, if any.
@@ -740,5 +747,30 @@ mod tests {
         }
         assert_eq!(got, (0..sent).collect::<Vec<_>>(), "messages reordered");
         assert!(a.idle());
+    }
+
+    /// The race the sequence numbers exist for: the receiver takes a queued cell before it
+    /// noticed the sender's earlier fastbox message. The fastbox message must come out first.
+    #[test]
+    fn queued_cell_waits_for_earlier_fastbox_message() {
+        let (mut a, mut b) = pair();
+        let mut done = Vec::new();
+        let small = [1u8; 8];
+        let big = vec![2u8; 1000];
+        a.send_or_queue(msg(0, &small)); // fastbox
+        a.send_or_queue(msg(1, &big)); // queue
+        a.flush(&mut done);
+        let cell = b.poll_queue().expect("queued cell");
+        assert_eq!(cell.env.tag, 1);
+        let first = b.in_sequence(cell);
+        assert_eq!(
+            first.env.tag, 0,
+            "the fastbox message precedes the queued one"
+        );
+        b.release(first.cell);
+        let second = b.poll().unwrap();
+        assert_eq!(second.env.tag, 1);
+        b.release(second.cell);
+        assert!(b.poll().is_none());
     }
 }
