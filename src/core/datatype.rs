@@ -5,28 +5,35 @@ use crate::abi::consts::{MPI_DATATYPE_NULL, MPI_ERR_TYPE};
 use crate::core::error::{fail, MpiResult};
 
 /// What a transfer needs to know about a datatype.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct TypeInfo {
     /// `MPI_Type_size`: bytes of data in one element.
     pub size: usize,
     /// Bytes one element spans in memory (extent); equal to `size` unless the type has holes
     /// (the pair types such as `MPI_DOUBLE_INT` carry alignment padding).
     pub extent: usize,
+    /// For types with holes: the data of an element is `head` bytes at offset 0 followed by
+    /// `size - head` bytes at offset `tail_at` (`MPI_SHORT_INT`: 2 bytes, then 4 at offset 4).
+    pub head: u16,
+    /// See `head`.
+    pub tail_at: u16,
+    /// Basic elements per element (`MPI_Get_elements`): 2 for the pair types, else 1.
+    pub basic: u8,
 }
 
 impl TypeInfo {
-    /// Bytes moved for `count` elements: the memory span, holes included. Pair types travel
-    /// with their padding; both sides use the same type, so the bytes land where they belong.
+    /// Bytes `count` elements span in memory, holes included. (Messages carry only the data:
+    /// types with holes are packed, see `core::p2p`.)
     #[inline(always)]
     pub fn span(&self, count: usize) -> Option<usize> {
         count.checked_mul(self.extent)
     }
-    /// Elements in `bytes` received bytes (`MPI_Get_count`), or `None` (MPI_UNDEFINED).
+    /// Elements in `bytes` received data bytes (`MPI_Get_count`), or `None` (MPI_UNDEFINED).
     pub fn count_of(&self, bytes: u64) -> Option<u64> {
-        if self.extent == 0 {
+        if self.size == 0 {
             return if bytes == 0 { Some(0) } else { None };
         }
-        (bytes % self.extent as u64 == 0).then(|| bytes / self.extent as u64)
+        (bytes % self.size as u64 == 0).then(|| bytes / self.size as u64)
     }
 }
 
@@ -35,99 +42,102 @@ impl TypeInfo {
 /// gfortran's default kinds (INTEGER, REAL, LOGICAL: 4 bytes).
 static PREDEFINED: [TypeInfo; 256] = {
     const fn plain(n: usize) -> TypeInfo {
-        TypeInfo { size: n, extent: n }
+        TypeInfo {
+            size: n,
+            extent: n,
+            head: n as u16,
+            tail_at: n as u16,
+            basic: 1,
+        }
+    }
+    const fn pair(size: usize, extent: usize, head: usize, tail_at: usize) -> TypeInfo {
+        TypeInfo {
+            size,
+            extent,
+            head: head as u16,
+            tail_at: tail_at as u16,
+            basic: 2,
+        }
     }
     let long = std::mem::size_of::<libc::c_long>();
     let wchar = std::mem::size_of::<libc::wchar_t>();
-    let mut t = [TypeInfo { size: 0, extent: 0 }; 256];
+    let mut t = [TypeInfo {
+        size: 0,
+        extent: 0,
+        head: 0,
+        tail_at: 0,
+        basic: 0,
+    }; 256];
     let entries: [(usize, TypeInfo); 69] = [
-        (0x01, plain(8)),    // MPI_AINT
-        (0x02, plain(8)),    // MPI_COUNT
-        (0x03, plain(8)),    // MPI_OFFSET
-        (0x07, plain(1)),    // MPI_PACKED
-        (0x08, plain(2)),    // MPI_SHORT
-        (0x09, plain(4)),    // MPI_INT
-        (0x0a, plain(long)), // MPI_LONG
-        (0x0b, plain(8)),    // MPI_LONG_LONG
-        (0x0c, plain(2)),    // MPI_UNSIGNED_SHORT
-        (0x0d, plain(4)),    // MPI_UNSIGNED
-        (0x0e, plain(long)), // MPI_UNSIGNED_LONG
-        (0x0f, plain(8)),    // MPI_UNSIGNED_LONG_LONG
-        (0x10, plain(4)),    // MPI_FLOAT
-        (0x12, plain(8)),    // MPI_C_FLOAT_COMPLEX
-        (0x13, plain(8)),    // MPI_CXX_FLOAT_COMPLEX
-        (0x14, plain(8)),    // MPI_DOUBLE
-        (0x16, plain(16)),   // MPI_C_DOUBLE_COMPLEX
-        (0x17, plain(16)),   // MPI_CXX_DOUBLE_COMPLEX
-        (0x18, plain(4)),    // MPI_LOGICAL
-        (0x19, plain(4)),    // MPI_INTEGER
-        (0x1a, plain(4)),    // MPI_REAL
-        (0x1b, plain(8)),    // MPI_COMPLEX
-        (0x1c, plain(8)),    // MPI_DOUBLE_PRECISION
-        (0x1d, plain(16)),   // MPI_DOUBLE_COMPLEX
-        (0x1e, plain(1)),    // MPI_CHARACTER
-        (0x20, plain(16)),   // MPI_LONG_DOUBLE
-        (0x24, plain(32)),   // MPI_C_LONG_DOUBLE_COMPLEX
-        (0x25, plain(32)),   // MPI_CXX_LONG_DOUBLE_COMPLEX
-        (0x28, plain(8)),    // MPI_FLOAT_INT
-        (
-            0x29,
-            TypeInfo {
-                size: 12,
-                extent: 16,
-            },
-        ), // MPI_DOUBLE_INT
-        (
-            0x2a,
-            TypeInfo {
-                size: 4 + 8,
-                extent: 16,
-            },
-        ), // MPI_LONG_INT
-        (0x2b, plain(8)),    // MPI_2INT
-        (0x2c, TypeInfo { size: 6, extent: 8 }), // MPI_SHORT_INT
-        (
-            0x2d,
-            TypeInfo {
-                size: 20,
-                extent: 32,
-            },
-        ), // MPI_LONG_DOUBLE_INT
-        (0x30, plain(8)),    // MPI_2REAL
-        (0x31, plain(16)),   // MPI_2DOUBLE_PRECISION
-        (0x32, plain(8)),    // MPI_2INTEGER
-        (0x38, plain(1)),    // MPI_C_BOOL
-        (0x39, plain(1)),    // MPI_CXX_BOOL
-        (0x3c, plain(wchar)), // MPI_WCHAR
-        (0x40, plain(1)),    // MPI_INT8_T
-        (0x41, plain(1)),    // MPI_UINT8_T
-        (0x43, plain(1)),    // MPI_CHAR
-        (0x44, plain(1)),    // MPI_SIGNED_CHAR
-        (0x45, plain(1)),    // MPI_UNSIGNED_CHAR
-        (0x47, plain(1)),    // MPI_BYTE
-        (0x48, plain(2)),    // MPI_INT16_T
-        (0x49, plain(2)),    // MPI_UINT16_T
-        (0x50, plain(4)),    // MPI_INT32_T
-        (0x51, plain(4)),    // MPI_UINT32_T
-        (0x58, plain(8)),    // MPI_INT64_T
-        (0x59, plain(8)),    // MPI_UINT64_T
-        (0xc0, plain(1)),    // MPI_LOGICAL1
-        (0xc1, plain(1)),    // MPI_INTEGER1
-        (0xc8, plain(2)),    // MPI_LOGICAL2
-        (0xc9, plain(2)),    // MPI_INTEGER2
-        (0xca, plain(2)),    // MPI_REAL2
-        (0xd0, plain(4)),    // MPI_LOGICAL4
-        (0xd1, plain(4)),    // MPI_INTEGER4
-        (0xd2, plain(4)),    // MPI_REAL4
-        (0xd3, plain(4)),    // MPI_COMPLEX4
-        (0xd8, plain(8)),    // MPI_LOGICAL8
-        (0xd9, plain(8)),    // MPI_INTEGER8
-        (0xda, plain(8)),    // MPI_REAL8
-        (0xdb, plain(8)),    // MPI_COMPLEX8
-        (0xe0, plain(16)),   // MPI_LOGICAL16
-        (0xe1, plain(16)),   // MPI_INTEGER16
-        (0xe2, plain(16)),   // MPI_REAL16
-        (0xe3, plain(16)),   // MPI_COMPLEX16
+        (0x01, plain(8)),             // MPI_AINT
+        (0x02, plain(8)),             // MPI_COUNT
+        (0x03, plain(8)),             // MPI_OFFSET
+        (0x07, plain(1)),             // MPI_PACKED
+        (0x08, plain(2)),             // MPI_SHORT
+        (0x09, plain(4)),             // MPI_INT
+        (0x0a, plain(long)),          // MPI_LONG
+        (0x0b, plain(8)),             // MPI_LONG_LONG
+        (0x0c, plain(2)),             // MPI_UNSIGNED_SHORT
+        (0x0d, plain(4)),             // MPI_UNSIGNED
+        (0x0e, plain(long)),          // MPI_UNSIGNED_LONG
+        (0x0f, plain(8)),             // MPI_UNSIGNED_LONG_LONG
+        (0x10, plain(4)),             // MPI_FLOAT
+        (0x12, plain(8)),             // MPI_C_FLOAT_COMPLEX
+        (0x13, plain(8)),             // MPI_CXX_FLOAT_COMPLEX
+        (0x14, plain(8)),             // MPI_DOUBLE
+        (0x16, plain(16)),            // MPI_C_DOUBLE_COMPLEX
+        (0x17, plain(16)),            // MPI_CXX_DOUBLE_COMPLEX
+        (0x18, plain(4)),             // MPI_LOGICAL
+        (0x19, plain(4)),             // MPI_INTEGER
+        (0x1a, plain(4)),             // MPI_REAL
+        (0x1b, plain(8)),             // MPI_COMPLEX
+        (0x1c, plain(8)),             // MPI_DOUBLE_PRECISION
+        (0x1d, plain(16)),            // MPI_DOUBLE_COMPLEX
+        (0x1e, plain(1)),             // MPI_CHARACTER
+        (0x20, plain(16)),            // MPI_LONG_DOUBLE
+        (0x24, plain(32)),            // MPI_C_LONG_DOUBLE_COMPLEX
+        (0x25, plain(32)),            // MPI_CXX_LONG_DOUBLE_COMPLEX
+        (0x28, pair(8, 8, 8, 8)),     // MPI_FLOAT_INT
+        (0x29, pair(12, 16, 12, 12)), // MPI_DOUBLE_INT
+        (0x2a, pair(12, 16, 12, 12)), // MPI_LONG_INT
+        (0x2b, pair(8, 8, 8, 8)),     // MPI_2INT
+        (0x2c, pair(6, 8, 2, 4)),     // MPI_SHORT_INT
+        (0x2d, pair(20, 32, 20, 20)), // MPI_LONG_DOUBLE_INT
+        (0x30, pair(8, 8, 8, 8)),     // MPI_2REAL
+        (0x31, pair(16, 16, 16, 16)), // MPI_2DOUBLE_PRECISION
+        (0x32, pair(8, 8, 8, 8)),     // MPI_2INTEGER
+        (0x38, plain(1)),             // MPI_C_BOOL
+        (0x39, plain(1)),             // MPI_CXX_BOOL
+        (0x3c, plain(wchar)),         // MPI_WCHAR
+        (0x40, plain(1)),             // MPI_INT8_T
+        (0x41, plain(1)),             // MPI_UINT8_T
+        (0x43, plain(1)),             // MPI_CHAR
+        (0x44, plain(1)),             // MPI_SIGNED_CHAR
+        (0x45, plain(1)),             // MPI_UNSIGNED_CHAR
+        (0x47, plain(1)),             // MPI_BYTE
+        (0x48, plain(2)),             // MPI_INT16_T
+        (0x49, plain(2)),             // MPI_UINT16_T
+        (0x50, plain(4)),             // MPI_INT32_T
+        (0x51, plain(4)),             // MPI_UINT32_T
+        (0x58, plain(8)),             // MPI_INT64_T
+        (0x59, plain(8)),             // MPI_UINT64_T
+        (0xc0, plain(1)),             // MPI_LOGICAL1
+        (0xc1, plain(1)),             // MPI_INTEGER1
+        (0xc8, plain(2)),             // MPI_LOGICAL2
+        (0xc9, plain(2)),             // MPI_INTEGER2
+        (0xca, plain(2)),             // MPI_REAL2
+        (0xd0, plain(4)),             // MPI_LOGICAL4
+        (0xd1, plain(4)),             // MPI_INTEGER4
+        (0xd2, plain(4)),             // MPI_REAL4
+        (0xd3, plain(4)),             // MPI_COMPLEX4
+        (0xd8, plain(8)),             // MPI_LOGICAL8
+        (0xd9, plain(8)),             // MPI_INTEGER8
+        (0xda, plain(8)),             // MPI_REAL8
+        (0xdb, plain(8)),             // MPI_COMPLEX8
+        (0xe0, plain(16)),            // MPI_LOGICAL16
+        (0xe1, plain(16)),            // MPI_INTEGER16
+        (0xe2, plain(16)),            // MPI_REAL16
+        (0xe3, plain(16)),            // MPI_COMPLEX16
     ];
     let mut k = 0;
     while k < entries.len() {

@@ -8,6 +8,7 @@
 
 use crate::abi::consts::*;
 use crate::core::comm::Comm;
+use crate::core::datatype::TypeInfo;
 use crate::core::error::{fail, MpiResult};
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
 use crate::core::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
@@ -63,10 +64,12 @@ pub struct SendArgs {
     pub tag: i32,
     /// Buffer.
     pub buf: *const u8,
-    /// Bytes.
+    /// Bytes the elements span in the buffer.
     pub bytes: usize,
     /// Mode.
     pub mode: SendMode,
+    /// Element layout of the datatype.
+    pub unit: TypeInfo,
 }
 
 /// Validated arguments of a receive.
@@ -82,6 +85,8 @@ pub struct RecvArgs {
     pub buf: *mut u8,
     /// Capacity in bytes.
     pub cap: usize,
+    /// Element layout of the datatype.
+    pub unit: TypeInfo,
 }
 
 /// Checks a destination rank.
@@ -162,6 +167,9 @@ impl Runtime {
             return;
         };
         r.done = true;
+        if r.extra.is_some() {
+            unpack_on_completion(r);
+        }
         if r.user_freed || r.internal {
             let (parent, kind, status) = (r.parent, r.kind, r.status);
             if r.internal {
@@ -215,10 +223,19 @@ impl Runtime {
 
     /// Starts a send on request `rid` (already allocated).
     #[inline(always)]
-    pub fn start_send(&mut self, rid: u32, a: SendArgs) -> MpiResult<()> {
+    pub fn start_send(&mut self, rid: u32, mut a: SendArgs) -> MpiResult<()> {
         if a.dest == MPI_PROC_NULL {
             self.complete(rid);
             return Ok(());
+        }
+        if a.unit.size != a.unit.extent {
+            // A datatype with holes: the message carries only the data.
+            let packed = pack(a.buf, a.bytes, a.unit);
+            let e = self.reqs.get_mut(rid).unwrap().extra();
+            e.scratch = packed;
+            a.buf = e.scratch.as_ptr();
+            a.bytes = e.scratch.len();
+            a.unit.extent = a.unit.size;
         }
         if a.mode == SendMode::Buffered {
             return self.start_bsend(rid, a);
@@ -333,11 +350,7 @@ impl Runtime {
     /// Starts a receive on request `rid` (already allocated).
     #[inline(always)]
     pub fn start_recv(&mut self, rid: u32, a: RecvArgs) -> MpiResult<()> {
-        {
-            let r = self.reqs.get_mut(rid).unwrap();
-            r.buf = a.buf;
-            r.cap = a.cap;
-        }
+        self.prepare_recv(rid, a.buf, a.cap, a.unit);
         if a.src == MPI_PROC_NULL {
             self.reqs.get_mut(rid).unwrap().status = Status::PROC_NULL;
             self.complete(rid);
@@ -356,6 +369,24 @@ impl Runtime {
                 Ok(())
             }
         }
+    }
+
+    /// Points receive request `rid` at its buffer (`span` bytes of elements laid out as
+    /// `unit`); a datatype with holes receives into a packed scratch buffer first.
+    #[inline(always)]
+    pub fn prepare_recv(&mut self, rid: u32, buf: *mut u8, span: usize, unit: TypeInfo) {
+        let r = self.reqs.get_mut(rid).unwrap();
+        if unit.size == unit.extent {
+            r.buf = buf;
+            r.cap = span;
+            return;
+        }
+        let packed_cap = span / unit.extent.max(1) * unit.size;
+        let e = r.extra();
+        e.scratch = vec![0u8; packed_cap];
+        e.unpack = Some((buf, unit));
+        r.buf = e.scratch.as_mut_ptr();
+        r.cap = packed_cap;
     }
 
     /// Delivers an unexpected (or probed) message to receive request `rid`.
@@ -658,4 +689,44 @@ pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
             }
         }
     }
+}
+
+/// Packs elements of `unit` spanning `span` bytes at `buf` (dropping the holes).
+fn pack(buf: *const u8, span: usize, unit: TypeInfo) -> Vec<u8> {
+    let n = span / unit.extent.max(1);
+    let mut out = Vec::with_capacity(n * unit.size);
+    let (head, tail_at) = (unit.head as usize, unit.tail_at as usize);
+    for i in 0..n {
+        // SAFETY: element i lies within the user's send buffer of `span` bytes, and its data
+        // blocks [0, head) and [tail_at, tail_at + size - head) lie within its extent.
+        unsafe {
+            let e = buf.add(i * unit.extent);
+            out.extend_from_slice(raw_slice(e, head));
+            out.extend_from_slice(raw_slice(e.add(tail_at), unit.size - head));
+        }
+    }
+    out
+}
+
+/// Spreads a packed receive into the user's buffer once it completed.
+#[cold]
+fn unpack_on_completion(r: &mut crate::core::request::Request) {
+    let bytes = r.status.bytes as usize;
+    let e = r.extra.as_mut().unwrap();
+    let Some((dst, unit)) = e.unpack.take() else {
+        return;
+    };
+    let data = &e.scratch[..bytes.min(e.scratch.len())];
+    let (head, tail_at) = (unit.head as usize, unit.tail_at as usize);
+    for (i, chunk) in data.chunks(unit.size).enumerate() {
+        let h = chunk.len().min(head);
+        // SAFETY: the user's buffer holds as many elements as the scratch buffer (sized from
+        // it); both blocks lie within element i's extent.
+        unsafe {
+            let el = dst.add(i * unit.extent);
+            std::ptr::copy_nonoverlapping(chunk.as_ptr(), el, h);
+            std::ptr::copy_nonoverlapping(chunk.as_ptr().add(h), el.add(tail_at), chunk.len() - h);
+        }
+    }
+    e.scratch = Vec::new();
 }

@@ -91,6 +91,8 @@ pub struct PersistentOp {
     pub tag: i32,
     /// Communicator index.
     pub comm: u32,
+    /// Element layout of the datatype.
+    pub unit: crate::core::datatype::TypeInfo,
 }
 
 /// What a request is.
@@ -115,6 +117,9 @@ pub struct Extra {
     pub stream_got: u64,
     /// Compound request: parts not yet complete.
     pub parts: u32,
+    /// Receive of a datatype with holes: it lands packed in `scratch` and is spread to
+    /// (user buffer, element layout) on completion.
+    pub unpack: Option<(*mut u8, crate::core::datatype::TypeInfo)>,
     /// Compound request: data it owns while active (the send copy of
     /// `MPI_Isendrecv_replace`).
     pub scratch: Vec<u8>,

@@ -51,7 +51,7 @@ fn send_args(
     mode: SendMode,
 ) -> MpiResult<SendArgs> {
     let (idx, c) = rt.comm(comm as usize)?;
-    let (bytes, _) = buffer_bytes(buf, n, dt)?;
+    let (bytes, unit) = buffer_bytes(buf, n, dt)?;
     check_dest(c, dest)?;
     check_send_tag(tag)?;
     Ok(SendArgs {
@@ -61,6 +61,7 @@ fn send_args(
         buf: buf as *const u8,
         bytes,
         mode,
+        unit,
     })
 }
 
@@ -75,7 +76,7 @@ fn recv_args(
     comm: MPI_Comm,
 ) -> MpiResult<RecvArgs> {
     let (idx, c) = rt.comm(comm as usize)?;
-    let (cap, _) = buffer_bytes(buf, n, dt)?;
+    let (cap, unit) = buffer_bytes(buf, n, dt)?;
     check_source(c, src)?;
     check_recv_tag(tag)?;
     Ok(RecvArgs {
@@ -84,6 +85,7 @@ fn recv_args(
         tag,
         buf: buf as *mut u8,
         cap,
+        unit,
     })
 }
 
@@ -1086,8 +1088,16 @@ unsafe fn get_count(status: *const MPI_Status, dt: MPI_Datatype, elements: bool)
     let t = datatype::lookup(dt as usize)?;
     let bytes = request::get_bytes(st);
     Ok(match t.count_of(bytes) {
-        Some(n) if elements && t.size != t.extent => 2 * n as i64,
+        Some(n) if elements => n as i64 * t.basic as i64,
         Some(n) => n as i64,
+        // A pair type cut after its first component still counts that basic element.
+        None if elements
+            && t.basic == 2
+            && t.size > 0
+            && bytes % t.size as u64 == t.head as u64 =>
+        {
+            (bytes / t.size as u64) as i64 * 2 + 1
+        }
         None => MPI_UNDEFINED as i64,
     })
 }
@@ -1156,7 +1166,7 @@ pub(crate) unsafe fn MPI_Status_set_elements_c(
     let st = unsafe { out(status, "status") }?;
     let n = super::util::count(count)?;
     let t = datatype::lookup(datatype as usize)?;
-    request::set_bytes(st, (n * t.extent) as u64);
+    request::set_bytes(st, (n * t.size) as u64);
     Ok(())
 }
 
@@ -1330,7 +1340,7 @@ unsafe fn imrecv(
     message: *mut MPI_Message,
 ) -> MpiResult<u32> {
     let slot = unsafe { out(message, "message") }?;
-    let (cap, _) = buffer_bytes(buf, n, dt)?;
+    let (cap, unit) = buffer_bytes(buf, n, dt)?;
     let h = *slot as usize;
     let rid = runtime::with(|rt| {
         if h == MPI_MESSAGE_NO_PROC {
@@ -1345,9 +1355,7 @@ unsafe fn imrecv(
         };
         let (u, comm) = rt.messages.remove(m).unwrap();
         let rid = rt.new_request(ReqKind::Recv, comm)?;
-        let r = rt.reqs.get_mut(rid).unwrap();
-        r.buf = buf as *mut u8;
-        r.cap = cap;
+        rt.prepare_recv(rid, buf as *mut u8, cap, unit);
         rt.consume(rid, u)?;
         Ok(rid)
     })?;
@@ -1460,6 +1468,7 @@ fn send_init_op(
                 peer: dest,
                 tag,
                 comm: a.comm,
+                unit: a.unit,
             },
             ReqKind::Send,
         ))
@@ -1502,6 +1511,7 @@ fn recv_init_op(
                 peer: source,
                 tag,
                 comm: a.comm,
+                unit: a.unit,
             },
             ReqKind::Recv,
         ))
@@ -1564,6 +1574,7 @@ fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
                 buf: op.buf,
                 bytes: op.bytes,
                 mode,
+                unit: op.unit,
             },
         ),
         None => rt.start_recv(
@@ -1574,6 +1585,7 @@ fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
                 tag: op.tag,
                 buf: op.buf,
                 cap: op.bytes,
+                unit: op.unit,
             },
         ),
     }
