@@ -181,13 +181,10 @@ mod tests {
     #[test]
     fn sizes_and_counts() {
         assert_eq!(lookup(MPI_INT).unwrap().size, 4);
-        assert_eq!(
-            lookup(MPI_DOUBLE_INT).unwrap(),
-            TypeInfo {
-                size: 12,
-                extent: 16
-            }
-        );
+        let di = lookup(MPI_DOUBLE_INT).unwrap();
+        assert_eq!((di.size, di.extent, di.basic), (12, 16, 2));
+        let si = lookup(crate::abi::consts::MPI_SHORT_INT).unwrap();
+        assert_eq!((si.size, si.extent, si.head, si.tail_at), (6, 8, 2, 4));
         assert_eq!(lookup(MPI_INT).unwrap().count_of(12), Some(3));
         assert_eq!(lookup(MPI_INT).unwrap().count_of(13), None);
         assert!(lookup(MPI_DATATYPE_NULL).is_err());
