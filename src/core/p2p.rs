@@ -470,6 +470,39 @@ impl Runtime {
         let token = self.reqs.token(rid);
         let r = self.reqs.get_mut(rid).expect("live receive request");
         let n = (total as usize).min(r.cap);
+        if shm.cma_enabled() && n >= self.split_min && shm.peer_waiting(src_local) {
+            // Two cores copy: the waiting sender writes the tail, we read the head.
+            let head = split_point(n);
+            let (buf, cap) = (r.buf, r.cap);
+            shm.send_or_queue(Outgoing::Split {
+                dest: src_local,
+                sreq,
+                rreq: token,
+                addr: buf as u64,
+                total: n as u64,
+            });
+            // SAFETY: the receive buffer holds `cap` ≥ n > head bytes.
+            let ok = unsafe { shm.cma_read(src_local, addr, buf, head) }.is_ok();
+            r.status = Status {
+                source: env.src,
+                tag: env.tag,
+                error: if !ok {
+                    MPI_ERR_OTHER
+                } else if total as usize > cap {
+                    MPI_ERR_TRUNCATE
+                } else {
+                    MPI_SUCCESS
+                },
+                bytes: n as u64,
+                cancelled: false,
+            };
+            // Completion waits for SplitDone; remember where the sender's buffer is in case
+            // the sender cannot write and we copy the tail ourselves.
+            let e = r.extra();
+            e.stream_total = addr;
+            e.stream_got = src_local as u64;
+            return;
+        }
         if shm.cma_enabled() {
             // SAFETY: the receive buffer holds `cap` ≥ n bytes.
             if unsafe { shm.cma_read(src_local, addr, r.buf, n) }.is_ok() {
@@ -610,6 +643,66 @@ impl Runtime {
                 shm.release(m.cell);
                 self.start_stream_for(shm, m.src_local, m.sreq, m.rreq);
             }
+            CellKind::Split => {
+                shm.release(m.cell);
+                // We are the sender: write our tail of the message into the receiver's buffer.
+                let mut ok = false;
+                if let Some(rid) = self.reqs.decode(m.sreq as usize) {
+                    let r = self.reqs.get(rid).unwrap();
+                    let n = m.total as usize;
+                    let head = split_point(n);
+                    if n <= r.cap {
+                        // SAFETY: [head, n) lies inside our send buffer of `cap` bytes, which
+                        // stays valid until the receiver's Fin completes the send.
+                        ok = unsafe {
+                            shm.cma_write(
+                                m.src_local,
+                                r.buf.add(head),
+                                m.addr + head as u64,
+                                n - head,
+                            )
+                        }
+                        .is_ok();
+                    }
+                }
+                // A failed write is reported by the SPLIT_FAILED bit of the receiver's token
+                // (tokens keep their kind tag in the low 12 bits, so the bit is free).
+                let rreq = if ok { m.rreq } else { m.rreq | SPLIT_FAILED };
+                shm.send_or_queue(Outgoing::Reply {
+                    dest: m.src_local,
+                    kind: CellKind::SplitDone,
+                    sreq: m.sreq,
+                    rreq,
+                });
+            }
+            CellKind::SplitDone => {
+                shm.release(m.cell);
+                if let Some(rid) = self.reqs.decode((m.rreq & !SPLIT_FAILED) as usize) {
+                    if m.rreq & SPLIT_FAILED != 0 {
+                        // The sender could not write its part: read it ourselves.
+                        let r = self.reqs.get_mut(rid).unwrap();
+                        let n = r.status.bytes as usize;
+                        let head = split_point(n);
+                        let e = r.extra.as_ref().unwrap();
+                        let (saddr, src) = (e.stream_total, e.stream_got as u32);
+                        // SAFETY: [head, n) lies inside the receive buffer of `cap` ≥ n bytes.
+                        if unsafe {
+                            shm.cma_read(src, saddr + head as u64, r.buf.add(head), n - head)
+                        }
+                        .is_err()
+                        {
+                            r.status.error = MPI_ERR_OTHER;
+                        }
+                    }
+                    self.complete(rid);
+                }
+                shm.send_or_queue(Outgoing::Reply {
+                    dest: m.src_local,
+                    kind: CellKind::Fin,
+                    sreq: m.sreq,
+                    rreq: 0,
+                });
+            }
             CellKind::Data => {
                 let data = shm.payload(&m);
                 if let Some(rid) = self.reqs.decode(m.rreq as usize) {
@@ -729,4 +822,14 @@ fn unpack_on_completion(r: &mut crate::core::request::Request) {
         }
     }
     e.scratch = Vec::new();
+}
+
+/// Bit set in a `SplitDone`'s receiver token when the sender could not write its part.
+const SPLIT_FAILED: u64 = 0x800;
+
+/// Where a split rendezvous of `n` bytes divides: the receiver reads `[0, split)`, the sender
+/// writes `[split, n)` (page aligned, so the two copies touch different pages).
+#[inline]
+pub fn split_point(n: usize) -> usize {
+    (n / 2) & !4095
 }

@@ -49,6 +49,8 @@ pub struct Runtime {
     pub bsend: BsendBuffer,
     /// Largest eager message.
     pub eager_max: usize,
+    /// Smallest rendezvous copied by both ranks (`usize::MAX`: never).
+    pub split_min: usize,
     /// Scratch list of send tokens completed by the transport.
     pub completions: Vec<u64>,
     /// `MPI_Get_processor_name`.
@@ -139,17 +141,28 @@ fn not_ready<R>(state: u8) -> MpiResult<R> {
 #[inline]
 pub fn wait_for<R>(mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -> MpiResult<R> {
     let mut backoff = wait::Backoff::new();
+    let mut marked = false;
     loop {
         let (got, progressed) = with(|rt| {
             if let Some(v) = step(rt)? {
                 return Ok((Some(v), true));
             }
+            if !marked {
+                rt.set_waiting(true);
+            }
             let progressed = rt.progress()?;
             Ok((if progressed { step(rt)? } else { None }, progressed))
         })?;
         if let Some(v) = got {
+            if marked {
+                let _ = with(|rt| {
+                    rt.set_waiting(false);
+                    Ok(())
+                });
+            }
             return Ok(v);
         }
+        marked = true;
         if progressed {
             backoff.reset();
         } else {
@@ -333,6 +346,10 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         local_of_world,
         bsend: BsendBuffer::default(),
         eager_max,
+        split_min: match config::int("HYMPI_CMA_SPLIT_MIN") {
+            n if n <= 0 => usize::MAX,
+            n => n as usize,
+        },
         completions: Vec::new(),
         processor_name: host,
         self_errh_set: false,
@@ -432,6 +449,14 @@ impl Runtime {
             Some(x) => Ok(x),
             None if h == MPI_COMM_NULL => fail(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL"),
             None => fail(MPI_ERR_COMM, format!("invalid communicator handle {h:#x}")),
+        }
+    }
+
+    /// Publishes whether this rank is blocked waiting (see `ShmEngine::set_waiting`).
+    #[inline]
+    pub fn set_waiting(&self, on: bool) {
+        if let Some(s) = self.shm.as_ref() {
+            s.set_waiting(on);
         }
     }
 

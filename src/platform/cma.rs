@@ -40,3 +40,39 @@ pub unsafe fn read_from(pid: i32, remote: u64, local: *mut u8, len: usize) -> io
     }
     Ok(())
 }
+
+/// Copies `len` bytes from `local` to address `remote` in process `pid` (`process_vm_writev`).
+///
+/// # Safety
+/// `local` must be valid for reads of `len` bytes.
+pub unsafe fn write_to(pid: i32, local: *const u8, remote: u64, len: usize) -> io::Result<()> {
+    let mut done = 0usize;
+    while done < len {
+        let liov = libc::iovec {
+            iov_base: local.add(done) as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        let riov = libc::iovec {
+            iov_base: (remote as usize + done) as *mut libc::c_void,
+            iov_len: len - done,
+        };
+        // SAFETY: the local iovec covers memory the caller guarantees readable; the remote one
+        // is checked by the kernel against the peer's mappings.
+        let n = unsafe { libc::process_vm_writev(pid, &liov, 1, &riov, 1, 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "process_vm_writev copied nothing",
+            ));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}

@@ -41,7 +41,20 @@ pub enum Outgoing {
         /// Message length.
         bytes: usize,
     },
-    /// A control reply (`Ack`, `Fin`, `Cts`).
+    /// A split request to the sender: copy the tail of `total` bytes to `addr`.
+    Split {
+        /// Destination local rank (the sender).
+        dest: u32,
+        /// Sender request token.
+        sreq: u64,
+        /// Receiver request token.
+        rreq: u64,
+        /// Receive buffer address in the receiver.
+        addr: u64,
+        /// Bytes of the (possibly truncated) message.
+        total: u64,
+    },
+    /// A control reply (`Ack`, `Fin`, `Cts`, `SplitDone`).
     Reply {
         /// Destination local rank.
         dest: u32,
@@ -320,6 +333,30 @@ impl ShmEngine {
                     }
                     self.seg.slot(dest).recv.push(&self.seg, c);
                 }
+                Outgoing::Split {
+                    dest,
+                    sreq,
+                    rreq,
+                    addr,
+                    total,
+                } => {
+                    write_hdr(
+                        h,
+                        CellKind::Split,
+                        self.me,
+                        &Envelope {
+                            ctx: 0,
+                            src: 0,
+                            tag: 0,
+                        },
+                        0,
+                        total,
+                        sreq,
+                        rreq,
+                        addr,
+                    );
+                    self.seg.slot(dest).recv.push(&self.seg, c);
+                }
                 Outgoing::Reply {
                     dest,
                     kind,
@@ -583,6 +620,34 @@ impl ShmEngine {
     ) -> std::io::Result<()> {
         // SAFETY: forwarded caller guarantee.
         unsafe { cma::read_from(self.pids[src as usize], addr, dst, len) }
+    }
+
+    /// Whether local rank `r` is blocked in a waiting call right now.
+    pub fn peer_waiting(&self, r: u32) -> bool {
+        self.seg.slot(r).waiting.load(Ordering::Relaxed) != 0
+    }
+
+    /// Marks this rank as waiting (or not) for peers deciding whether to split copies.
+    pub fn set_waiting(&self, on: bool) {
+        self.seg
+            .slot(self.me)
+            .waiting
+            .store(on as u32, Ordering::Relaxed);
+    }
+
+    /// Writes `len` bytes from `src` into local rank `dst`'s memory at `addr`.
+    ///
+    /// # Safety
+    /// `src` must be valid for `len` bytes of reads.
+    pub unsafe fn cma_write(
+        &self,
+        dst: u32,
+        src: *const u8,
+        addr: u64,
+        len: usize,
+    ) -> std::io::Result<()> {
+        // SAFETY: forwarded caller guarantee.
+        unsafe { cma::write_to(self.pids[dst as usize], src, addr, len) }
     }
 
     /// Arrives at the node barrier; returns the generation to wait for.

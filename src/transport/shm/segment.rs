@@ -50,7 +50,10 @@ pub struct RankSlot {
     pub probe_addr: AtomicU64,
     /// The value stored at `probe_addr`.
     pub probe_value: AtomicU64,
-    _pad: [u8; 40],
+    /// 1 while this rank is blocked in a waiting call (a sender that waits can take half of a
+    /// large copy; one that computes is left alone).
+    pub waiting: AtomicU32,
+    _pad: [u8; 36],
 }
 
 /// Message kinds carried by cells.
@@ -71,6 +74,13 @@ pub enum CellKind {
     Cts = 6,
     /// Sender to receiver: a chunk of a streamed rendezvous message at offset `addr`.
     Data = 7,
+    /// Receiver to a waiting sender: copy bytes [split_point(total), total) of rendezvous
+    /// `sreq` into the receive buffer at `addr` yourself (with `process_vm_writev`) while the
+    /// receiver reads the first part: two cores copy one message.
+    Split = 8,
+    /// Sender to receiver: its part of split rendezvous `rreq` is written (`addr` = 0) or
+    /// could not be (`addr` = 1: the receiver copies it).
+    SplitDone = 9,
 }
 
 impl CellKind {
@@ -84,6 +94,8 @@ impl CellKind {
             5 => Self::Fin,
             6 => Self::Cts,
             7 => Self::Data,
+            8 => Self::Split,
+            9 => Self::SplitDone,
             _ => return None,
         })
     }
