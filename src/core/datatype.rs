@@ -161,6 +161,17 @@ pub fn predefined(handle: usize) -> Option<TypeInfo> {
     None
 }
 
+/// Size of the first component of a pair type (`MPI_DOUBLE_INT`: the double), for counting
+/// basic elements of a message cut between components.
+pub fn first_component(handle: usize, t: &TypeInfo) -> usize {
+    match handle.wrapping_sub(0x200) {
+        // MPI_2INT, MPI_2REAL, MPI_2DOUBLE_PRECISION, MPI_2INTEGER: two equal halves.
+        0x2b | 0x30 | 0x31 | 0x32 => t.size / 2,
+        // The value-int pairs end with a C int.
+        _ => t.size - std::mem::size_of::<i32>(),
+    }
+}
+
 /// Resolves a datatype handle for a transfer; `MPI_ERR_TYPE` for null or unknown handles.
 #[inline(always)]
 pub fn lookup(handle: usize) -> MpiResult<TypeInfo> {

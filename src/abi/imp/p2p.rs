@@ -1094,7 +1094,7 @@ unsafe fn get_count(status: *const MPI_Status, dt: MPI_Datatype, elements: bool)
         None if elements
             && t.basic == 2
             && t.size > 0
-            && bytes % t.size as u64 == t.head as u64 =>
+            && bytes % t.size as u64 == datatype::first_component(dt as usize, &t) as u64 =>
         {
             (bytes / t.size as u64) as i64 * 2 + 1
         }
