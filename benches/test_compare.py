@@ -118,6 +118,18 @@ class ParseOsuTest(unittest.TestCase):
         self.assertIsNone(C.parse_provided("nothing here"))
 
 
+    def test_unsupported(self):
+        out = "# hympi-bench Multithreaded Message Rate\n# unsupported: dup mode (MPI_Comm_dup failed)\n"
+        self.assertEqual(C.parse_unsupported(out), "dup mode (MPI_Comm_dup failed)")
+        self.assertEqual(C.parse_osu(out), ([], {}))
+        self.assertIsNone(C.parse_unsupported(LATENCY_OUT))
+
+    def test_threads_header_falls_back_to_metric(self):
+        cols, rows = C.parse_osu("# Threads       Messages/s\n2      5442004\n")
+        self.assertEqual(rows, {2: [5442004.0]})
+        self.assertEqual(C.osu_column(cols, rows, "Messages/s"), {2: 5442004.0})
+
+
 class CallgrindTest(unittest.TestCase):
     def test_out_file(self):
         self.assertEqual(C.parse_callgrind_total(CALLGRIND_FILE), 22276045)
@@ -295,7 +307,11 @@ class RegistryTest(unittest.TestCase):
 
     def test_quick_subset(self):
         quick = [b.name for b in C.BENCHES if b.in_quick()]
-        self.assertEqual(quick, ["latency", "bandwidth", "memcpy", "self_overhead"])
+        self.assertEqual(quick, ["latency", "bandwidth", "memcpy", "self_overhead",
+                                 "msgrate_mt"])
+        mr = C.BENCH_BY_NAME["msgrate_mt"]
+        self.assertEqual([v[0] for v in mr.quick_variants], ["T=1", "T=2"])
+        self.assertEqual([v[0] for v in mr.variants], ["T=1", "T=2", "dup T=1", "dup T=2"])
 
     def test_targets_reference_benches(self):
         for t in C.TARGETS:
