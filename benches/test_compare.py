@@ -185,6 +185,16 @@ class StatsTest(unittest.TestCase):
         self.assertAlmostEqual(summ["latency"][0]["hympi"]["median"], 0.15)
         self.assertEqual(summ["latency"][0]["mpich"]["max"], 0.5)
 
+    def test_check_failures(self):
+        same = {"hympi": {64: {"Checksum": [1.5, 1.5]}}, "mpich": {64: {"Checksum": [1.5]}}}
+        self.assertEqual(C.check_failures("halo3d", same, "Checksum"), [])
+        diff = {"hympi": {64: {"Checksum": [1.5]}}, "mpich": {64: {"Checksum": [1.25]}},
+                "openmpi": {64: {"Time/iter (us)": [3.0]}}}
+        fl = C.check_failures("halo3d", diff, "Checksum")
+        self.assertEqual(len(fl), 1)
+        self.assertEqual(fl[0]["lib"], "hympi,mpich")
+        self.assertIn("Checksum mismatch at 64", fl[0]["error"])
+
     def test_sort_keys(self):
         self.assertEqual(C.sort_keys([8, 0, 1024, 2]), [0, 2, 8, 1024])
         self.assertEqual(C.sort_keys(["multiple", "single"], ["single", "multiple"]),
