@@ -118,6 +118,18 @@ class ParseOsuTest(unittest.TestCase):
         self.assertIsNone(C.parse_provided("nothing here"))
 
 
+    def test_unsupported(self):
+        out = "# hympi-bench Multithreaded Message Rate\n# unsupported: dup mode (MPI_Comm_dup failed)\n"
+        self.assertEqual(C.parse_unsupported(out), "dup mode (MPI_Comm_dup failed)")
+        self.assertEqual(C.parse_osu(out), ([], {}))
+        self.assertIsNone(C.parse_unsupported(LATENCY_OUT))
+
+    def test_threads_header_falls_back_to_metric(self):
+        cols, rows = C.parse_osu("# Threads       Messages/s\n2      5442004\n")
+        self.assertEqual(rows, {2: [5442004.0]})
+        self.assertEqual(C.osu_column(cols, rows, "Messages/s"), {2: 5442004.0})
+
+
 class CallgrindTest(unittest.TestCase):
     def test_out_file(self):
         self.assertEqual(C.parse_callgrind_total(CALLGRIND_FILE), 22276045)
@@ -172,6 +184,16 @@ class StatsTest(unittest.TestCase):
         self.assertAlmostEqual(summ["latency"][0]["mpich"]["median"], 0.4)
         self.assertAlmostEqual(summ["latency"][0]["hympi"]["median"], 0.15)
         self.assertEqual(summ["latency"][0]["mpich"]["max"], 0.5)
+
+    def test_check_failures(self):
+        same = {"hympi": {64: {"Checksum": [1.5, 1.5]}}, "mpich": {64: {"Checksum": [1.5]}}}
+        self.assertEqual(C.check_failures("halo3d", same, "Checksum"), [])
+        diff = {"hympi": {64: {"Checksum": [1.5]}}, "mpich": {64: {"Checksum": [1.25]}},
+                "openmpi": {64: {"Time/iter (us)": [3.0]}}}
+        fl = C.check_failures("halo3d", diff, "Checksum")
+        self.assertEqual(len(fl), 1)
+        self.assertEqual(fl[0]["lib"], "hympi,mpich")
+        self.assertIn("Checksum mismatch at 64", fl[0]["error"])
 
     def test_sort_keys(self):
         self.assertEqual(C.sort_keys([8, 0, 1024, 2]), [0, 2, 8, 1024])
@@ -295,7 +317,11 @@ class RegistryTest(unittest.TestCase):
 
     def test_quick_subset(self):
         quick = [b.name for b in C.BENCHES if b.in_quick()]
-        self.assertEqual(quick, ["latency", "bandwidth", "memcpy", "self_overhead"])
+        self.assertEqual(quick, ["latency", "bandwidth", "memcpy", "self_overhead",
+                                 "msgrate_mt"])
+        mr = C.BENCH_BY_NAME["msgrate_mt"]
+        self.assertEqual([v[0] for v in mr.quick_variants], ["T=1", "T=2"])
+        self.assertEqual([v[0] for v in mr.variants], ["T=1", "T=2", "dup T=1", "dup T=2"])
 
     def test_targets_reference_benches(self):
         for t in C.TARGETS:

@@ -1,0 +1,154 @@
+//! Criterion micro-benchmarks of hympi's internal hot paths, through the crate's public Rust
+//! API (no MPI runtime, one thread):
+//!
+//! - `matcher_posted/{exact,wildcard}/{1,64}`: post a receive and take it with an arriving
+//!   envelope, the queue holding `depth - 1` non-matching receives (another context) in front;
+//! - `matcher_unexpected/{exact,wildcard}/{1,64}`: the same for the unexpected-message queue
+//!   and an arriving receive pattern;
+//! - `mpsc_queue/push_pop/{1,64}`: push then pop that many cells of the shared-memory queue;
+//! - `slab/insert_decode_free`: a request table's insert, handle, decode and free.
+//!
+//! Run: `cargo bench --bench hot_paths` (add `-- --quick` for a short run).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use hympi::abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG};
+use hympi::core::matching::{Envelope, Matcher, Pattern, Payload, Posted, Unexpected};
+use hympi::core::slab::{kind, Slab};
+use hympi::transport::shm::queue::{AtomicU32, Links, MpscQueue, NIL};
+use std::hint::black_box;
+
+/// Queue depths measured.
+const DEPTHS: [usize; 2] = [1, 64];
+
+/// The envelope of the message every matching benchmark delivers (context 0).
+const ENV: Envelope = Envelope {
+    ctx: 0,
+    src: 3,
+    tag: 7,
+};
+
+/// A receive pattern for `ENV`: exact, or with both wildcards.
+fn pattern(wildcard: bool) -> Pattern {
+    if wildcard {
+        Pattern {
+            ctx: ENV.ctx,
+            src: MPI_ANY_SOURCE,
+            tag: MPI_ANY_TAG,
+        }
+    } else {
+        Pattern {
+            ctx: ENV.ctx,
+            src: ENV.src,
+            tag: ENV.tag,
+        }
+    }
+}
+
+/// A matcher whose two queues hold `n` entries of context 1, which nothing here matches.
+fn filled_matcher(n: usize) -> Matcher {
+    let mut m = Matcher::default();
+    for i in 0..n as i32 {
+        let (ctx, src, tag) = (1, i % 4, i);
+        m.posted.push_back(Posted {
+            pattern: Pattern { ctx, src, tag },
+            req: i as u32,
+        });
+        m.unexpected.push_back(Unexpected {
+            env: Envelope { ctx, src, tag },
+            payload: Payload::Eager {
+                data: Vec::new(),
+                ack: None,
+            },
+        });
+    }
+    m
+}
+
+fn matcher(c: &mut Criterion) {
+    let mut g = c.benchmark_group("matcher_posted");
+    for wildcard in [false, true] {
+        let name = if wildcard { "wildcard" } else { "exact" };
+        for depth in DEPTHS {
+            let mut m = filled_matcher(depth - 1);
+            g.bench_function(BenchmarkId::new(name, depth), |b| {
+                b.iter(|| {
+                    m.posted.push_back(Posted {
+                        pattern: pattern(wildcard),
+                        req: 1000,
+                    });
+                    black_box(m.take_posted(black_box(&ENV)))
+                })
+            });
+        }
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("matcher_unexpected");
+    for wildcard in [false, true] {
+        let name = if wildcard { "wildcard" } else { "exact" };
+        for depth in DEPTHS {
+            let mut m = filled_matcher(depth - 1);
+            g.bench_function(BenchmarkId::new(name, depth), |b| {
+                b.iter(|| {
+                    m.unexpected.push_back(Unexpected {
+                        env: ENV,
+                        payload: Payload::Eager {
+                            data: Vec::new(),
+                            ack: None,
+                        },
+                    });
+                    black_box(m.take_unexpected(black_box(&pattern(wildcard))))
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+/// The `next` links of the queue's cells (in shared memory in hympi, a vector here).
+struct Cells(Vec<AtomicU32>);
+
+impl Links for Cells {
+    fn link(&self, cell: u32) -> &AtomicU32 {
+        &self.0[cell as usize]
+    }
+}
+
+fn mpsc_queue(c: &mut Criterion) {
+    let mut g = c.benchmark_group("mpsc_queue");
+    for n in DEPTHS {
+        let cells = Cells((0..n).map(|_| AtomicU32::new(NIL)).collect());
+        let q = MpscQueue::new();
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(BenchmarkId::new("push_pop", n), |b| {
+            b.iter(|| {
+                for cell in 0..n as u32 {
+                    q.push(&cells, black_box(cell));
+                }
+                while let Some(cell) = q.pop(&cells) {
+                    black_box(cell);
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+fn slab(c: &mut Criterion) {
+    let mut s: Slab<u64> = Slab::new(kind::REQUEST);
+    // Some live entries, as in a program with requests in flight.
+    for i in 0..64 {
+        s.insert(i);
+    }
+    c.bench_function("slab/insert_decode_free", |b| {
+        b.iter(|| {
+            let i = s.insert(black_box(42)).expect("slab full");
+            let h = s.handle(i);
+            let j = s.decode(black_box(h)).expect("fresh handle decodes");
+            s.free(j)
+        })
+    });
+}
+
+criterion_group!(benches, matcher, mpsc_queue, slab);
+criterion_main!(benches);
