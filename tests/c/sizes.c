@@ -26,54 +26,52 @@ int main(int argc, char **argv)
     int nsizes = 0;
     for (int li = 0; li < nlist; li++) {
         long n = list[li];
-        {
-            nsizes++;
-            int nn = (int)n;
-            int blocking = nsizes % 2;
-            MPI_Datatype type = MPI_BYTE;
-            int esize = 1;
-            if (nn % 8 == 0 && nsizes % 3 == 0) {
-                type = MPI_DOUBLE;
-                esize = 8;
-            } else if (nn % 4 == 0 && nsizes % 3 == 1) {
-                type = MPI_INT;
-                esize = 4;
+        nsizes++;
+        int nn = (int)n;
+        int blocking = nsizes % 2;
+        MPI_Datatype type = MPI_BYTE;
+        int esize = 1;
+        if (nn % 8 == 0 && nsizes % 3 == 0) {
+            type = MPI_DOUBLE;
+            esize = 8;
+        } else if (nn % 4 == 0 && nsizes % 3 == 1) {
+            type = MPI_INT;
+            esize = 4;
+        }
+        int cnt = nn / esize;
+        for (int dir = 0; dir < 2; dir++) {
+            int sending = partner < 0 || ((dir == 0) == (mtest_rank < partner));
+            int receiving = partner < 0 || !sending;
+            uint64_t seed = (uint64_t)n * 7 + dir + (uint64_t)me * 0;
+            MPI_Request rq = MPI_REQUEST_NULL, sq = MPI_REQUEST_NULL;
+            MPI_Status st;
+            if (sending)
+                MTest_Fill_bytes(s, nn, seed);
+            if (receiving) {
+                memset(r, 0x99, nn + GUARD);
+                if (!blocking || partner < 0)
+                    MPI_Irecv(r, cnt + GUARD / esize, type, peer, 3, comm, &rq);
             }
-            int cnt = nn / esize;
-            for (int dir = 0; dir < 2; dir++) {
-                int sending = partner < 0 || ((dir == 0) == (mtest_rank < partner));
-                int receiving = partner < 0 || !sending;
-                uint64_t seed = (uint64_t)n * 7 + dir + (uint64_t)me * 0;
-                MPI_Request rq = MPI_REQUEST_NULL, sq = MPI_REQUEST_NULL;
-                MPI_Status st;
-                if (sending)
-                    MTest_Fill_bytes(s, nn, seed);
-                if (receiving) {
-                    memset(r, 0x99, nn + GUARD);
-                    if (!blocking || partner < 0)
-                        MPI_Irecv(r, cnt + GUARD / esize, type, peer, 3, comm, &rq);
-                }
-                if (sending) {
-                    int rc = (blocking && partner >= 0) ? MPI_Send(s, cnt, type, peer, 3, comm)
-                                                        : MPI_Isend(s, cnt, type, peer, 3, comm, &sq);
-                    CHECK_RC(rc, "send");
-                }
-                if (receiving) {
-                    int rc = rq != MPI_REQUEST_NULL ? MPI_Wait(&rq, &st)
-                                                    : MPI_Recv(r, cnt + GUARD / esize, type, peer, 3, comm, &st);
-                    CHECK_RC(rc, "receive");
-                    int count = -1;
-                    MPI_Get_count(&st, type, &count);
-                    CHECK(count == cnt && st.MPI_SOURCE == peer, "%d B: count %d (want %d) source %d", nn, count, cnt, st.MPI_SOURCE);
-                    long bad = MTest_Verify_bytes(r, nn, seed);
-                    CHECK(bad < 0, "%d B (%s): first wrong byte at %ld", nn, blocking ? "blocking" : "nonblocking", bad);
-                    CHECK(MTest_Check_const(r + nn, GUARD, 0x99) < 0, "%d B: written past the message", nn);
-                }
-                if (sq != MPI_REQUEST_NULL)
-                    MPI_Wait(&sq, MPI_STATUS_IGNORE);
-                if (partner < 0)
-                    break;
+            if (sending) {
+                int rc = (blocking && partner >= 0) ? MPI_Send(s, cnt, type, peer, 3, comm)
+                                                    : MPI_Isend(s, cnt, type, peer, 3, comm, &sq);
+                CHECK_RC(rc, "send");
             }
+            if (receiving) {
+                int rc = rq != MPI_REQUEST_NULL ? MPI_Wait(&rq, &st)
+                                                : MPI_Recv(r, cnt + GUARD / esize, type, peer, 3, comm, &st);
+                CHECK_RC(rc, "receive");
+                int count = -1;
+                MPI_Get_count(&st, type, &count);
+                CHECK(count == cnt && st.MPI_SOURCE == peer, "%d B: count %d (want %d) source %d", nn, count, cnt, st.MPI_SOURCE);
+                long bad = MTest_Verify_bytes(r, nn, seed);
+                CHECK(bad < 0, "%d B (%s): first wrong byte at %ld", nn, blocking ? "blocking" : "nonblocking", bad);
+                CHECK(MTest_Check_const(r + nn, GUARD, 0x99) < 0, "%d B: written past the message", nn);
+            }
+            if (sq != MPI_REQUEST_NULL)
+                MPI_Wait(&sq, MPI_STATUS_IGNORE);
+            if (partner < 0)
+                break;
         }
     }
     if (mtest_rank == 0)
