@@ -17,8 +17,8 @@ pub(crate) unsafe fn MPI_Abi_get_version(
     abi_major: *mut c_int,
     abi_minor: *mut c_int,
 ) -> MpiResult<()> {
-    *unsafe { out(abi_major, "abi_major") }? = MPI_ABI_VERSION;
-    *unsafe { out(abi_minor, "abi_minor") }? = MPI_ABI_SUBVERSION;
+    *out(abi_major, "abi_major")? = MPI_ABI_VERSION;
+    *out(abi_minor, "abi_minor")? = MPI_ABI_SUBVERSION;
     Ok(())
 }
 

@@ -53,7 +53,7 @@ pub(crate) unsafe fn MPI_Comm_create_errhandler(
     if comm_errhandler_fn.is_null() {
         return fail(MPI_ERR_ARG, "the error handler function must not be NULL");
     }
-    let slot = unsafe { out(errhandler, "errhandler") }?;
+    let slot = out(errhandler, "errhandler")?;
     // SAFETY: the C type MPI_Comm_errhandler_function is `void (MPI_Comm *, int *, ...)`; we
     // call it with exactly those two arguments.
     let func: unsafe extern "C" fn(*mut MPI_Comm, *mut i32) =
@@ -91,7 +91,7 @@ pub(crate) unsafe fn MPI_Comm_get_errhandler(
     comm: MPI_Comm,
     errhandler: *mut MPI_Errhandler,
 ) -> MpiResult<()> {
-    let slot = unsafe { out(errhandler, "errhandler") }?;
+    let slot = out(errhandler, "errhandler")?;
     let h = runtime::with(|rt| {
         let (_, c) = rt.comm(comm as usize)?;
         let e = c.errh;
@@ -102,7 +102,7 @@ pub(crate) unsafe fn MPI_Comm_get_errhandler(
 }
 
 pub(crate) unsafe fn MPI_Errhandler_free(errhandler: *mut MPI_Errhandler) -> MpiResult<()> {
-    let slot = unsafe { out(errhandler, "errhandler") }?;
+    let slot = out(errhandler, "errhandler")?;
     runtime::with(|rt| {
         let e = errh_of(rt, *slot as usize)?;
         unref(rt, e);

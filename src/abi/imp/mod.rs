@@ -3,6 +3,13 @@
 //!
 //! This is the C-facing half of the work: raw pointers are checked and turned into Rust
 //! values here, then the core does the MPI semantics.
+//!
+//! Safety contract: every function here is `unsafe fn` because its pointer arguments come from
+//! a C caller. The MPI standard obliges that caller to pass pointers valid for the documented
+//! sizes (`count` elements of `datatype`, one `MPI_Status`, `count` requests, ...) or the
+//! documented sentinels (`MPI_STATUS_IGNORE`, `MPI_BOTTOM`, ... which are checked here). NULL
+//! where an output is required is reported as `MPI_ERR_ARG` by `util::out`, never dereferenced.
+//! This is the justification the `SAFETY` comments in these files refer to.
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 mod abi;

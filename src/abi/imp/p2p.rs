@@ -186,7 +186,7 @@ unsafe fn send_blocking(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> MpiResult<()> {
-    let (rid, _) = unsafe { isend(buf, n, dt, dest, tag, comm, mode) }?;
+    let (rid, _) = isend(buf, n, dt, dest, tag, comm, mode)?;
     wait_free(rid).map(|_| ())
 }
 
@@ -200,7 +200,7 @@ unsafe fn recv_blocking(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let (rid, _) = unsafe { irecv(buf, n, dt, src, tag, comm) }?;
+    let (rid, _) = irecv(buf, n, dt, src, tag, comm)?;
     let (st, comm) = runtime::wait_for(|rt| {
         let r = rt.reqs.get(rid).expect("live request");
         if !r.done {
@@ -210,7 +210,7 @@ unsafe fn recv_blocking(
         rt.reqs.remove(rid);
         Ok(Some(out))
     })?;
-    unsafe { write_status(status, &st) };
+    write_status(status, &st);
     if st.error != MPI_SUCCESS {
         return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
     }
@@ -222,7 +222,7 @@ unsafe fn set_request(
     request: *mut MPI_Request,
     started: MpiResult<(u32, usize)>,
 ) -> MpiResult<()> {
-    let slot = unsafe { out(request, "request") }?;
+    let slot = out(request, "request")?;
     *slot = started?.1 as MPI_Request;
     Ok(())
 }
@@ -230,7 +230,7 @@ unsafe fn set_request(
 /// Like [`set_request`] for operations that return only a request index.
 #[inline]
 unsafe fn set_request_index(request: *mut MPI_Request, rid: MpiResult<u32>) -> MpiResult<()> {
-    let slot = unsafe { out(request, "request") }?;
+    let slot = out(request, "request")?;
     let rid = rid?;
     *slot = runtime::with(|rt| Ok(rt.reqs.handle(rid)))? as MPI_Request;
     Ok(())
@@ -239,16 +239,16 @@ unsafe fn set_request_index(request: *mut MPI_Request, rid: MpiResult<u32>) -> M
 macro_rules! send_fns {
     ($($blocking:ident, $nonblocking:ident, $blocking_c:ident, $nonblocking_c:ident => $mode:expr;)*) => {$(
         pub(crate) unsafe fn $blocking(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<()> {
-            unsafe { send_blocking(buf, count as i64, datatype, dest, tag, comm, $mode) }
+            send_blocking(buf, count as i64, datatype, dest, tag, comm, $mode)
         }
         pub(crate) unsafe fn $blocking_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<()> {
-            unsafe { send_blocking(buf, count, datatype, dest, tag, comm, $mode) }
+            send_blocking(buf, count, datatype, dest, tag, comm, $mode)
         }
         pub(crate) unsafe fn $nonblocking(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
-            unsafe { set_request(request, isend(buf, count as i64, datatype, dest, tag, comm, $mode)) }
+            set_request(request, isend(buf, count as i64, datatype, dest, tag, comm, $mode))
         }
         pub(crate) unsafe fn $nonblocking_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
-            unsafe { set_request(request, isend(buf, count, datatype, dest, tag, comm, $mode)) }
+            set_request(request, isend(buf, count, datatype, dest, tag, comm, $mode))
         }
     )*};
 }
@@ -269,7 +269,7 @@ pub(crate) unsafe fn MPI_Recv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    unsafe { recv_blocking(buf, count as i64, datatype, source, tag, comm, status) }
+    recv_blocking(buf, count as i64, datatype, source, tag, comm, status)
 }
 
 pub(crate) unsafe fn MPI_Recv_c(
@@ -281,7 +281,7 @@ pub(crate) unsafe fn MPI_Recv_c(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    unsafe { recv_blocking(buf, count, datatype, source, tag, comm, status) }
+    recv_blocking(buf, count, datatype, source, tag, comm, status)
 }
 
 pub(crate) unsafe fn MPI_Irecv(
@@ -293,6 +293,8 @@ pub(crate) unsafe fn MPI_Irecv(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     unsafe {
         set_request(
             request,
@@ -310,7 +312,7 @@ pub(crate) unsafe fn MPI_Irecv_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
-    unsafe { set_request(request, irecv(buf, count, datatype, source, tag, comm)) }
+    set_request(request, irecv(buf, count, datatype, source, tag, comm))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -358,7 +360,7 @@ unsafe fn sendrecv(
         rt.reqs.remove(rr);
         Ok(Some(out))
     })?;
-    unsafe { write_status(status, &st) };
+    write_status(status, &st);
     if st.error != MPI_SUCCESS {
         return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
     }
@@ -379,6 +381,8 @@ pub(crate) unsafe fn MPI_Sendrecv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     unsafe {
         sendrecv(
             sendbuf,
@@ -411,6 +415,8 @@ pub(crate) unsafe fn MPI_Sendrecv_c(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     unsafe {
         sendrecv(
             sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
@@ -462,6 +468,8 @@ pub(crate) unsafe fn MPI_Sendrecv_replace(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     unsafe {
         sendrecv_replace(
             buf,
@@ -488,6 +496,8 @@ pub(crate) unsafe fn MPI_Sendrecv_replace_c(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     unsafe {
         sendrecv_replace(
             buf, count, datatype, dest, sendtag, source, recvtag, comm, status,
@@ -499,7 +509,7 @@ pub(crate) unsafe fn MPI_Sendrecv_replace_c(
 // buffered-send buffer
 
 pub(crate) unsafe fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> MpiResult<()> {
-    unsafe { MPI_Buffer_attach_c(buffer, size as MPI_Count) }
+    MPI_Buffer_attach_c(buffer, size as MPI_Count)
 }
 
 pub(crate) unsafe fn MPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count) -> MpiResult<()> {
@@ -523,7 +533,7 @@ pub(crate) unsafe fn MPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count) -
 }
 
 unsafe fn buffer_detach(buffer_addr: *mut c_void, size: &mut usize) -> MpiResult<()> {
-    let slot = unsafe { out(buffer_addr as *mut *mut c_void, "buffer_addr") }?;
+    let slot = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
     // Buffered messages must be delivered before the buffer goes back to the user.
     runtime::wait_for(|rt| Ok(rt.bsend.used.is_empty().then_some(())))?;
     let (base, sz) = runtime::with(|rt| {
@@ -541,9 +551,9 @@ pub(crate) unsafe fn MPI_Buffer_detach(
     buffer_addr: *mut c_void,
     size: *mut c_int,
 ) -> MpiResult<()> {
-    let size = unsafe { out(size, "size") }?;
+    let size = out(size, "size")?;
     let mut s = 0usize;
-    unsafe { buffer_detach(buffer_addr, &mut s) }?;
+    buffer_detach(buffer_addr, &mut s)?;
     *size = s.min(i32::MAX as usize) as c_int;
     Ok(())
 }
@@ -552,9 +562,9 @@ pub(crate) unsafe fn MPI_Buffer_detach_c(
     buffer_addr: *mut c_void,
     size: *mut MPI_Count,
 ) -> MpiResult<()> {
-    let size = unsafe { out(size, "size") }?;
+    let size = out(size, "size")?;
     let mut s = 0usize;
-    unsafe { buffer_detach(buffer_addr, &mut s) }?;
+    buffer_detach(buffer_addr, &mut s)?;
     *size = s as MPI_Count;
     Ok(())
 }
@@ -588,14 +598,14 @@ fn finish(rt: &mut Runtime, rid: u32, slot: &mut MPI_Request) -> (Status, u32) {
 }
 
 pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> MpiResult<()> {
-    let slot = unsafe { out(request, "request") }?;
+    let slot = out(request, "request")?;
     if *slot as usize == MPI_REQUEST_NULL {
-        unsafe { write_status(status, &Status::EMPTY) };
+        write_status(status, &Status::EMPTY);
         return Ok(());
     }
     let rid = runtime::with(|rt| request_index(rt, *slot))?;
     let (st, comm) = runtime::wait_for(|rt| Ok(ready(rt, rid).then(|| finish(rt, rid, slot))))?;
-    unsafe { write_status(status, &st) };
+    write_status(status, &st);
     if st.error != MPI_SUCCESS {
         return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
     }
@@ -607,11 +617,11 @@ pub(crate) unsafe fn MPI_Test(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let slot = unsafe { out(request, "request") }?;
-    let flag = unsafe { out(flag, "flag") }?;
+    let slot = out(request, "request")?;
+    let flag = out(flag, "flag")?;
     if *slot as usize == MPI_REQUEST_NULL {
         *flag = 1;
-        unsafe { write_status(status, &Status::EMPTY) };
+        write_status(status, &Status::EMPTY);
         return Ok(());
     }
     let res = runtime::with(|rt| {
@@ -628,7 +638,7 @@ pub(crate) unsafe fn MPI_Test(
         }
         Some((st, comm)) => {
             *flag = 1;
-            unsafe { write_status(status, &st) };
+            write_status(status, &st);
             if st.error != MPI_SUCCESS {
                 return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
             }
@@ -638,7 +648,7 @@ pub(crate) unsafe fn MPI_Test(
 }
 
 /// Resolves an array of request handles: `None` for null handles.
-unsafe fn resolve_all(rt: &Runtime, reqs: &[MPI_Request]) -> MpiResult<Vec<Option<u32>>> {
+fn resolve_all(rt: &Runtime, reqs: &[MPI_Request]) -> MpiResult<Vec<Option<u32>>> {
     reqs.iter()
         .map(|&h| {
             if h as usize == MPI_REQUEST_NULL {
@@ -681,7 +691,7 @@ unsafe fn report_all(
         .find(|(_, st, _)| st.error != MPI_SUCCESS)
         .map(|(_, _, c)| *c);
     for (i, st, _) in done {
-        if let Some(s) = unsafe { status_at(statuses, *i) } {
+        if let Some(s) = status_at(statuses, *i) {
             st.write(s, failed.is_some());
         }
     }
@@ -689,7 +699,7 @@ unsafe fn report_all(
         None => Ok(()),
         Some(comm) => {
             for &i in pending {
-                if let Some(s) = unsafe { status_at(statuses, i) } {
+                if let Some(s) = status_at(statuses, i) {
                     s.MPI_ERROR = MPI_ERR_PENDING;
                 }
             }
@@ -708,8 +718,8 @@ pub(crate) unsafe fn MPI_Waitall(
     array_of_requests: *mut MPI_Request,
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let reqs = unsafe { req_slice(count, array_of_requests) }?;
-    let failed = runtime::wait_for(|rt| unsafe { complete_all(rt, reqs, array_of_statuses) })?;
+    let reqs = req_slice(count, array_of_requests)?;
+    let failed = runtime::wait_for(|rt| complete_all(rt, reqs, array_of_statuses))?;
     match failed {
         None => Ok(()),
         Some(comm) => {
@@ -757,7 +767,7 @@ unsafe fn complete_all(
             let rid = request_index(rt, *h)?;
             finish(rt, rid, h).0
         };
-        if let Some(s) = unsafe { status_at(statuses, i) } {
+        if let Some(s) = status_at(statuses, i) {
             st.write(s, with_error);
         }
     }
@@ -770,11 +780,11 @@ pub(crate) unsafe fn MPI_Testall(
     flag: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let reqs = unsafe { req_slice(count, array_of_requests) }?;
-    let flag = unsafe { out(flag, "flag") }?;
+    let reqs = req_slice(count, array_of_requests)?;
+    let flag = out(flag, "flag")?;
     let mut done = Vec::new();
     let all = runtime::with(|rt| {
-        let ids = unsafe { resolve_all(rt, reqs) }?;
+        let ids = resolve_all(rt, reqs)?;
         let check = |rt: &Runtime| ids.iter().all(|i| i.is_none_or(|r| ready(rt, r)));
         if !check(rt) {
             rt.progress()?;
@@ -795,7 +805,7 @@ pub(crate) unsafe fn MPI_Testall(
     if !all {
         crate::platform::wait::poll_found_nothing();
     }
-    unsafe { report_all(&done, array_of_statuses, &[]) }
+    report_all(&done, array_of_statuses, &[])
 }
 
 /// One pass of Waitany/Testany: the index of a completed active request, completing it.
@@ -803,7 +813,7 @@ fn any_pass(
     rt: &mut Runtime,
     reqs: &mut [MPI_Request],
 ) -> MpiResult<Option<Option<(usize, Status, u32)>>> {
-    let ids = unsafe { resolve_all(rt, reqs) }?;
+    let ids = resolve_all(rt, reqs)?;
     let mut active = false;
     for (i, id) in ids.iter().enumerate() {
         let Some(r) = *id else { continue };
@@ -825,16 +835,16 @@ unsafe fn report_one(
     status: *mut MPI_Status,
     got: Option<(usize, Status, u32)>,
 ) -> MpiResult<()> {
-    let index = unsafe { out(index, "index") }?;
+    let index = out(index, "index")?;
     match got {
         None => {
             *index = MPI_UNDEFINED;
-            unsafe { write_status(status, &Status::EMPTY) };
+            write_status(status, &Status::EMPTY);
             Ok(())
         }
         Some((i, st, comm)) => {
             *index = i as c_int;
-            unsafe { write_status(status, &st) };
+            write_status(status, &st);
             if st.error != MPI_SUCCESS {
                 return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
             }
@@ -849,9 +859,9 @@ pub(crate) unsafe fn MPI_Waitany(
     index: *mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let reqs = unsafe { req_slice(count, array_of_requests) }?;
+    let reqs = req_slice(count, array_of_requests)?;
     let got = runtime::wait_for(|rt| any_pass(rt, reqs))?;
-    unsafe { report_one(index, status, got) }
+    report_one(index, status, got)
 }
 
 pub(crate) unsafe fn MPI_Testany(
@@ -861,8 +871,8 @@ pub(crate) unsafe fn MPI_Testany(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let reqs = unsafe { req_slice(count, array_of_requests) }?;
-    let flag = unsafe { out(flag, "flag") }?;
+    let reqs = req_slice(count, array_of_requests)?;
+    let flag = out(flag, "flag")?;
     let res = runtime::with(|rt| {
         if let Some(x) = any_pass(rt, reqs)? {
             return Ok(Some(x));
@@ -874,12 +884,12 @@ pub(crate) unsafe fn MPI_Testany(
         None => {
             *flag = 0;
             crate::platform::wait::poll_found_nothing();
-            *unsafe { out(index, "index") }? = MPI_UNDEFINED;
+            *out(index, "index")? = MPI_UNDEFINED;
             Ok(())
         }
         Some(got) => {
             *flag = 1;
-            unsafe { report_one(index, status, got) }
+            report_one(index, status, got)
         }
     }
 }
@@ -889,7 +899,7 @@ fn some_pass(
     rt: &mut Runtime,
     reqs: &mut [MPI_Request],
 ) -> MpiResult<Option<Vec<(usize, Status, u32)>>> {
-    let ids = unsafe { resolve_all(rt, reqs) }?;
+    let ids = resolve_all(rt, reqs)?;
     let mut active = false;
     let mut got = Vec::new();
     for (i, id) in ids.iter().enumerate() {
@@ -918,7 +928,7 @@ unsafe fn report_some(
     indices: *mut c_int,
     statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let outcount = unsafe { out(outcount, "outcount") }?;
+    let outcount = out(outcount, "outcount")?;
     if !active_any {
         *outcount = MPI_UNDEFINED;
         return Ok(());
@@ -932,7 +942,7 @@ unsafe fn report_some(
         }
         packed.push((k, st, comm));
     }
-    unsafe { report_all(&packed, statuses, &[]) }
+    report_all(&packed, statuses, &[])
 }
 
 pub(crate) unsafe fn MPI_Waitsome(
@@ -942,9 +952,11 @@ pub(crate) unsafe fn MPI_Waitsome(
     array_of_indices: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let reqs = unsafe { req_slice(incount, array_of_requests) }?;
+    let reqs = req_slice(incount, array_of_requests)?;
     let got = runtime::wait_for(|rt| some_pass(rt, reqs))?;
     let active_any = !got.is_empty();
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     unsafe {
         report_some(
             active_any,
@@ -963,7 +975,7 @@ pub(crate) unsafe fn MPI_Testsome(
     array_of_indices: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let reqs = unsafe { req_slice(incount, array_of_requests) }?;
+    let reqs = req_slice(incount, array_of_requests)?;
     let res = runtime::with(|rt| {
         if let Some(x) = some_pass(rt, reqs)? {
             return Ok(Some(x));
@@ -974,11 +986,13 @@ pub(crate) unsafe fn MPI_Testsome(
     match res {
         // Active requests exist but none completed.
         None => {
-            *unsafe { out(outcount, "outcount") }? = 0;
+            *out(outcount, "outcount")? = 0;
             Ok(())
         }
         Some(got) => {
             let active_any = !got.is_empty();
+            // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+            // standard requires (see the module documentation); the callee checks NULLs.
             unsafe {
                 report_some(
                     active_any,
@@ -997,10 +1011,10 @@ pub(crate) unsafe fn MPI_Request_get_status(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let flag = unsafe { out(flag, "flag") }?;
+    let flag = out(flag, "flag")?;
     if request as usize == MPI_REQUEST_NULL {
         *flag = 1;
-        unsafe { write_status(status, &Status::EMPTY) };
+        write_status(status, &Status::EMPTY);
         return Ok(());
     }
     let st = runtime::with(|rt| {
@@ -1022,14 +1036,14 @@ pub(crate) unsafe fn MPI_Request_get_status(
         }
         Some(st) => {
             *flag = 1;
-            unsafe { write_status(status, &st) };
+            write_status(status, &st);
         }
     }
     Ok(())
 }
 
 pub(crate) unsafe fn MPI_Request_free(request: *mut MPI_Request) -> MpiResult<()> {
-    let slot = unsafe { out(request, "request") }?;
+    let slot = out(request, "request")?;
     runtime::with(|rt| {
         let rid = request_index(rt, *slot)?;
         let r = rt.reqs.get_mut(rid).unwrap();
@@ -1045,7 +1059,7 @@ pub(crate) unsafe fn MPI_Request_free(request: *mut MPI_Request) -> MpiResult<()
 }
 
 pub(crate) unsafe fn MPI_Cancel(request: *mut MPI_Request) -> MpiResult<()> {
-    let slot = unsafe { out(request, "request") }?;
+    let slot = out(request, "request")?;
     runtime::with(|rt| {
         let rid = request_index(rt, *slot)?;
         let r = rt.reqs.get(rid).unwrap();
@@ -1072,7 +1086,7 @@ pub(crate) unsafe fn MPI_Test_cancelled(
         Some(s) => s,
         None => return fail(MPI_ERR_ARG, "status must not be NULL"),
     };
-    *unsafe { out(flag, "flag") }? = (st.MPI_internal[2] != 0) as c_int;
+    *out(flag, "flag")? = (st.MPI_internal[2] != 0) as c_int;
     Ok(())
 }
 
@@ -1107,8 +1121,8 @@ pub(crate) unsafe fn MPI_Get_count(
     datatype: MPI_Datatype,
     count: *mut c_int,
 ) -> MpiResult<()> {
-    let n = unsafe { get_count(status, datatype, false) }?;
-    *unsafe { out(count, "count") }? = if n > i32::MAX as i64 {
+    let n = get_count(status, datatype, false)?;
+    *out(count, "count")? = if n > i32::MAX as i64 {
         MPI_UNDEFINED
     } else {
         n as c_int
@@ -1121,8 +1135,8 @@ pub(crate) unsafe fn MPI_Get_count_c(
     datatype: MPI_Datatype,
     count: *mut MPI_Count,
 ) -> MpiResult<()> {
-    let n = unsafe { get_count(status, datatype, false) }?;
-    *unsafe { out(count, "count") }? = n;
+    let n = get_count(status, datatype, false)?;
+    *out(count, "count")? = n;
     Ok(())
 }
 
@@ -1131,8 +1145,8 @@ pub(crate) unsafe fn MPI_Get_elements(
     datatype: MPI_Datatype,
     count: *mut c_int,
 ) -> MpiResult<()> {
-    let n = unsafe { get_count(status, datatype, true) }?;
-    *unsafe { out(count, "count") }? = if n > i32::MAX as i64 {
+    let n = get_count(status, datatype, true)?;
+    *out(count, "count")? = if n > i32::MAX as i64 {
         MPI_UNDEFINED
     } else {
         n as c_int
@@ -1145,8 +1159,8 @@ pub(crate) unsafe fn MPI_Get_elements_c(
     datatype: MPI_Datatype,
     count: *mut MPI_Count,
 ) -> MpiResult<()> {
-    let n = unsafe { get_count(status, datatype, true) }?;
-    *unsafe { out(count, "count") }? = n;
+    let n = get_count(status, datatype, true)?;
+    *out(count, "count")? = n;
     Ok(())
 }
 
@@ -1155,7 +1169,7 @@ pub(crate) unsafe fn MPI_Status_set_elements(
     datatype: MPI_Datatype,
     count: c_int,
 ) -> MpiResult<()> {
-    unsafe { MPI_Status_set_elements_c(status, datatype, count as MPI_Count) }
+    MPI_Status_set_elements_c(status, datatype, count as MPI_Count)
 }
 
 pub(crate) unsafe fn MPI_Status_set_elements_c(
@@ -1163,7 +1177,7 @@ pub(crate) unsafe fn MPI_Status_set_elements_c(
     datatype: MPI_Datatype,
     count: MPI_Count,
 ) -> MpiResult<()> {
-    let st = unsafe { out(status, "status") }?;
+    let st = out(status, "status")?;
     let n = super::util::count(count)?;
     let t = datatype::lookup(datatype as usize)?;
     request::set_bytes(st, (n * t.size) as u64);
@@ -1174,7 +1188,7 @@ pub(crate) unsafe fn MPI_Status_set_cancelled(
     status: *mut MPI_Status,
     flag: c_int,
 ) -> MpiResult<()> {
-    unsafe { out(status, "status") }?.MPI_internal[2] = (flag != 0) as i32;
+    out(status, "status")?.MPI_internal[2] = (flag != 0) as i32;
     Ok(())
 }
 
@@ -1234,7 +1248,7 @@ pub(crate) unsafe fn MPI_Probe(
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
     let st = runtime::wait_for(|rt| probe_once(rt, source, tag, comm))?;
-    unsafe { write_status(status, &st) };
+    write_status(status, &st);
     Ok(())
 }
 
@@ -1245,7 +1259,7 @@ pub(crate) unsafe fn MPI_Iprobe(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let flag = unsafe { out(flag, "flag") }?;
+    let flag = out(flag, "flag")?;
     let st = runtime::with(|rt| {
         if let Some(s) = probe_once(rt, source, tag, comm)? {
             return Ok(Some(s));
@@ -1256,7 +1270,7 @@ pub(crate) unsafe fn MPI_Iprobe(
     match st {
         Some(s) => {
             *flag = 1;
-            unsafe { write_status(status, &s) };
+            write_status(status, &s);
         }
         None => {
             *flag = 0;
@@ -1294,10 +1308,10 @@ pub(crate) unsafe fn MPI_Mprobe(
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let slot = unsafe { out(message, "message") }?;
+    let slot = out(message, "message")?;
     let (m, st) = runtime::wait_for(|rt| mprobe_once(rt, source, tag, comm))?;
     *slot = m as MPI_Message;
-    unsafe { write_status(status, &st) };
+    write_status(status, &st);
     Ok(())
 }
 
@@ -1309,8 +1323,8 @@ pub(crate) unsafe fn MPI_Improbe(
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let flag = unsafe { out(flag, "flag") }?;
-    let slot = unsafe { out(message, "message") }?;
+    let flag = out(flag, "flag")?;
+    let slot = out(message, "message")?;
     let got = runtime::with(|rt| {
         if let Some(x) = mprobe_once(rt, source, tag, comm)? {
             return Ok(Some(x));
@@ -1322,7 +1336,7 @@ pub(crate) unsafe fn MPI_Improbe(
         Some((m, st)) => {
             *flag = 1;
             *slot = m as MPI_Message;
-            unsafe { write_status(status, &st) };
+            write_status(status, &st);
         }
         None => {
             *flag = 0;
@@ -1339,7 +1353,7 @@ unsafe fn imrecv(
     dt: MPI_Datatype,
     message: *mut MPI_Message,
 ) -> MpiResult<u32> {
-    let slot = unsafe { out(message, "message") }?;
+    let slot = out(message, "message")?;
     let (cap, unit) = buffer_bytes(buf, n, dt)?;
     let h = *slot as usize;
     let rid = runtime::with(|rt| {
@@ -1370,7 +1384,7 @@ unsafe fn mrecv(
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let rid = unsafe { imrecv(buf, n, dt, message) }?;
+    let rid = imrecv(buf, n, dt, message)?;
     let (st, comm) = runtime::wait_for(|rt| {
         let r = rt.reqs.get(rid).expect("live request");
         if !r.done {
@@ -1380,7 +1394,7 @@ unsafe fn mrecv(
         rt.reqs.remove(rid);
         Ok(Some(out))
     })?;
-    unsafe { write_status(status, &st) };
+    write_status(status, &st);
     if st.error != MPI_SUCCESS {
         return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
     }
@@ -1394,7 +1408,7 @@ pub(crate) unsafe fn MPI_Mrecv(
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    unsafe { mrecv(buf, count as i64, datatype, message, status) }
+    mrecv(buf, count as i64, datatype, message, status)
 }
 
 pub(crate) unsafe fn MPI_Mrecv_c(
@@ -1404,7 +1418,7 @@ pub(crate) unsafe fn MPI_Mrecv_c(
     message: *mut MPI_Message,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    unsafe { mrecv(buf, count, datatype, message, status) }
+    mrecv(buf, count, datatype, message, status)
 }
 
 pub(crate) unsafe fn MPI_Imrecv(
@@ -1414,7 +1428,7 @@ pub(crate) unsafe fn MPI_Imrecv(
     message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
-    unsafe { set_request_index(request, imrecv(buf, count as i64, datatype, message)) }
+    set_request_index(request, imrecv(buf, count as i64, datatype, message))
 }
 
 pub(crate) unsafe fn MPI_Imrecv_c(
@@ -1424,7 +1438,7 @@ pub(crate) unsafe fn MPI_Imrecv_c(
     message: *mut MPI_Message,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
-    unsafe { set_request_index(request, imrecv(buf, count, datatype, message)) }
+    set_request_index(request, imrecv(buf, count, datatype, message))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1434,7 +1448,7 @@ unsafe fn persistent_init(
     op: MpiResult<(PersistentOp, ReqKind)>,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
-    let slot = unsafe { out(request, "request") }?;
+    let slot = out(request, "request")?;
     let (op, kind) = op?;
     let h = runtime::with(|rt| {
         let rid = rt.new_request(kind, op.comm)?;
@@ -1478,10 +1492,10 @@ fn send_init_op(
 macro_rules! send_init_fns {
     ($($name:ident, $name_c:ident => $mode:expr;)*) => {$(
         pub(crate) unsafe fn $name(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
-            unsafe { persistent_init(send_init_op(buf, count as i64, datatype, dest, tag, comm, $mode), request) }
+            persistent_init(send_init_op(buf, count as i64, datatype, dest, tag, comm, $mode), request)
         }
         pub(crate) unsafe fn $name_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
-            unsafe { persistent_init(send_init_op(buf, count, datatype, dest, tag, comm, $mode), request) }
+            persistent_init(send_init_op(buf, count, datatype, dest, tag, comm, $mode), request)
         }
     )*};
 }
@@ -1527,6 +1541,8 @@ pub(crate) unsafe fn MPI_Recv_init(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     unsafe {
         persistent_init(
             recv_init_op(buf, count as i64, datatype, source, tag, comm),
@@ -1544,6 +1560,8 @@ pub(crate) unsafe fn MPI_Recv_init_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     unsafe {
         persistent_init(
             recv_init_op(buf, count, datatype, source, tag, comm),
@@ -1592,7 +1610,7 @@ fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
 }
 
 pub(crate) unsafe fn MPI_Start(request: *mut MPI_Request) -> MpiResult<()> {
-    let h = *unsafe { out(request, "request") }?;
+    let h = *out(request, "request")?;
     runtime::with(|rt| start_one(rt, h))
 }
 
@@ -1600,7 +1618,7 @@ pub(crate) unsafe fn MPI_Startall(
     count: c_int,
     array_of_requests: *mut MPI_Request,
 ) -> MpiResult<()> {
-    let reqs = unsafe { req_slice(count, array_of_requests) }?;
+    let reqs = req_slice(count, array_of_requests)?;
     runtime::with(|rt| reqs.iter().try_for_each(|&h| start_one(rt, h)))
 }
 
@@ -1663,6 +1681,8 @@ pub(crate) unsafe fn MPI_Isendrecv(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     let r = unsafe {
         isendrecv(
             sendbuf,
@@ -1679,7 +1699,7 @@ pub(crate) unsafe fn MPI_Isendrecv(
             false,
         )
     };
-    unsafe { set_request_index(request, r) }
+    set_request_index(request, r)
 }
 
 pub(crate) unsafe fn MPI_Isendrecv_c(
@@ -1696,13 +1716,15 @@ pub(crate) unsafe fn MPI_Isendrecv_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     let r = unsafe {
         isendrecv(
             sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
             recvtag, comm, false,
         )
     };
-    unsafe { set_request_index(request, r) }
+    set_request_index(request, r)
 }
 
 pub(crate) unsafe fn MPI_Isendrecv_replace(
@@ -1716,6 +1738,8 @@ pub(crate) unsafe fn MPI_Isendrecv_replace(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     let r = unsafe {
         isendrecv(
             buf,
@@ -1732,7 +1756,7 @@ pub(crate) unsafe fn MPI_Isendrecv_replace(
             true,
         )
     };
-    unsafe { set_request_index(request, r) }
+    set_request_index(request, r)
 }
 
 pub(crate) unsafe fn MPI_Isendrecv_replace_c(
@@ -1746,12 +1770,14 @@ pub(crate) unsafe fn MPI_Isendrecv_replace_c(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     let r = unsafe {
         isendrecv(
             buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag, comm, true,
         )
     };
-    unsafe { set_request_index(request, r) }
+    set_request_index(request, r)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1769,7 +1795,7 @@ pub(crate) unsafe fn MPI_Status_get_source(
     status: *const MPI_Status,
     source: *mut c_int,
 ) -> MpiResult<()> {
-    *unsafe { out(source, "source") }? = unsafe { status_ref(status) }?.MPI_SOURCE;
+    *out(source, "source")? = status_ref(status)?.MPI_SOURCE;
     Ok(())
 }
 
@@ -1777,7 +1803,7 @@ pub(crate) unsafe fn MPI_Status_get_tag(
     status: *const MPI_Status,
     tag: *mut c_int,
 ) -> MpiResult<()> {
-    *unsafe { out(tag, "tag") }? = unsafe { status_ref(status) }?.MPI_TAG;
+    *out(tag, "tag")? = status_ref(status)?.MPI_TAG;
     Ok(())
 }
 
@@ -1785,7 +1811,7 @@ pub(crate) unsafe fn MPI_Status_get_error(
     status: *const MPI_Status,
     err: *mut c_int,
 ) -> MpiResult<()> {
-    *unsafe { out(err, "error") }? = unsafe { status_ref(status) }?.MPI_ERROR;
+    *out(err, "error")? = status_ref(status)?.MPI_ERROR;
     Ok(())
 }
 
@@ -1810,9 +1836,9 @@ pub(crate) unsafe fn MPI_Request_get_status_any(
     flag: *mut c_int,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let reqs = unsafe { req_slice(count, array_of_requests as *mut MPI_Request) }?;
-    let index = unsafe { out(index, "index") }?;
-    let flag = unsafe { out(flag, "flag") }?;
+    let reqs = req_slice(count, array_of_requests as *mut MPI_Request)?;
+    let index = out(index, "index")?;
+    let flag = out(flag, "flag")?;
     let found = runtime::with(|rt| {
         rt.progress()?;
         let mut any_active = false;
@@ -1841,12 +1867,12 @@ pub(crate) unsafe fn MPI_Request_get_status_any(
         Some(None) => {
             *flag = 1;
             *index = MPI_UNDEFINED;
-            unsafe { write_status(status, &Status::EMPTY) };
+            write_status(status, &Status::EMPTY);
         }
         Some(Some((i, st))) => {
             *flag = 1;
             *index = i as c_int;
-            unsafe { write_status(status, &st) };
+            write_status(status, &st);
         }
     }
     Ok(())
@@ -1858,8 +1884,8 @@ pub(crate) unsafe fn MPI_Request_get_status_all(
     flag: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let reqs = unsafe { req_slice(count, array_of_requests as *mut MPI_Request) }?;
-    let flag = unsafe { out(flag, "flag") }?;
+    let reqs = req_slice(count, array_of_requests as *mut MPI_Request)?;
+    let flag = out(flag, "flag")?;
     let all = runtime::with(|rt| {
         rt.progress()?;
         reqs.iter()
@@ -1874,7 +1900,7 @@ pub(crate) unsafe fn MPI_Request_get_status_all(
         Some(sts) => {
             *flag = 1;
             for (i, st) in sts.iter().enumerate() {
-                if let Some(s) = unsafe { status_at(array_of_statuses, i) } {
+                if let Some(s) = status_at(array_of_statuses, i) {
                     st.write(s, false);
                 }
             }
@@ -1890,8 +1916,8 @@ pub(crate) unsafe fn MPI_Request_get_status_some(
     array_of_indices: *mut c_int,
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let reqs = unsafe { req_slice(incount, array_of_requests as *mut MPI_Request) }?;
-    let outcount = unsafe { out(outcount, "outcount") }?;
+    let reqs = req_slice(incount, array_of_requests as *mut MPI_Request)?;
+    let outcount = out(outcount, "outcount")?;
     let (any_active, got) = runtime::with(|rt| {
         rt.progress()?;
         let mut any_active = false;
@@ -1923,7 +1949,7 @@ pub(crate) unsafe fn MPI_Request_get_status_some(
             // SAFETY: the index array holds `incount` entries and k < incount.
             unsafe { *array_of_indices.add(k) = *i as c_int };
         }
-        if let Some(s) = unsafe { status_at(array_of_statuses, k) } {
+        if let Some(s) = status_at(array_of_statuses, k) {
             st.write(s, false);
         }
     }

@@ -18,7 +18,7 @@ pub(crate) unsafe fn MPI_Init_thread(
     required: c_int,
     provided: *mut c_int,
 ) -> MpiResult<()> {
-    let p = unsafe { out(provided, "provided") }?;
+    let p = out(provided, "provided")?;
     *p = runtime::init(required)?;
     Ok(())
 }
@@ -28,24 +28,24 @@ pub(crate) unsafe fn MPI_Finalize() -> MpiResult<()> {
 }
 
 pub(crate) unsafe fn MPI_Initialized(flag: *mut c_int) -> MpiResult<()> {
-    *unsafe { out(flag, "flag") }? = runtime::initialized() as c_int;
+    *out(flag, "flag")? = runtime::initialized() as c_int;
     Ok(())
 }
 
 pub(crate) unsafe fn MPI_Finalized(flag: *mut c_int) -> MpiResult<()> {
-    *unsafe { out(flag, "flag") }? = runtime::finalized() as c_int;
+    *out(flag, "flag")? = runtime::finalized() as c_int;
     Ok(())
 }
 
 pub(crate) unsafe fn MPI_Query_thread(provided: *mut c_int) -> MpiResult<()> {
     let level = runtime::with(|rt| Ok(rt.thread_level))?;
-    *unsafe { out(provided, "provided") }? = level;
+    *out(provided, "provided")? = level;
     Ok(())
 }
 
 pub(crate) unsafe fn MPI_Is_thread_main(flag: *mut c_int) -> MpiResult<()> {
     runtime::with(|_| Ok(()))?;
-    *unsafe { out(flag, "flag") }? = runtime::is_main_thread() as c_int;
+    *out(flag, "flag")? = runtime::is_main_thread() as c_int;
     Ok(())
 }
 
@@ -65,13 +65,13 @@ pub(crate) unsafe fn MPI_Abort(comm: MPI_Comm, errorcode: c_int) -> MpiResult<()
 
 pub(crate) unsafe fn MPI_Comm_rank(comm: MPI_Comm, rank: *mut c_int) -> MpiResult<()> {
     let r = runtime::with(|rt| Ok(rt.comm(comm as usize)?.1.rank))?;
-    *unsafe { out(rank, "rank") }? = r;
+    *out(rank, "rank")? = r;
     Ok(())
 }
 
 pub(crate) unsafe fn MPI_Comm_size(comm: MPI_Comm, size: *mut c_int) -> MpiResult<()> {
     let s = runtime::with(|rt| Ok(rt.comm(comm as usize)?.1.size))?;
-    *unsafe { out(size, "size") }? = s;
+    *out(size, "size")? = s;
     Ok(())
 }
 
@@ -80,12 +80,12 @@ pub(crate) unsafe fn MPI_Get_processor_name(
     resultlen: *mut c_int,
 ) -> MpiResult<()> {
     let host = runtime::with(|rt| Ok(rt.processor_name.clone()))?;
-    unsafe { put_string(&host, name, MPI_MAX_PROCESSOR_NAME as usize, resultlen) }
+    put_string(&host, name, MPI_MAX_PROCESSOR_NAME as usize, resultlen)
 }
 
 pub(crate) unsafe fn MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> MpiResult<()> {
-    *unsafe { out(version, "version") }? = MPI_VERSION;
-    *unsafe { out(subversion, "subversion") }? = MPI_SUBVERSION;
+    *out(version, "version")? = MPI_VERSION;
+    *out(subversion, "subversion")? = MPI_SUBVERSION;
     Ok(())
 }
 
@@ -105,6 +105,8 @@ pub(crate) unsafe fn MPI_Get_library_version(
     version: *mut c_char,
     resultlen: *mut c_int,
 ) -> MpiResult<()> {
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     unsafe {
         put_string(
             &library_version(),
@@ -143,7 +145,7 @@ pub(crate) unsafe fn MPI_Alloc_mem(
     if size < 0 {
         return fail(MPI_ERR_ARG, format!("invalid size {size}"));
     }
-    let slot = unsafe { out(baseptr as *mut *mut c_void, "baseptr") }?;
+    let slot = out(baseptr as *mut *mut c_void, "baseptr")?;
     let mut p: *mut c_void = std::ptr::null_mut();
     // SAFETY: posix_memalign writes a pointer to `p`; alignment is a power of two ≥ sizeof(void*).
     let rc = unsafe { libc::posix_memalign(&mut p, 64, (size as usize).max(1)) };
@@ -164,7 +166,7 @@ pub(crate) unsafe fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -
     if !(0..=MPI_ERR_LASTCODE).contains(&errorcode) {
         return fail(MPI_ERR_ARG, format!("invalid error code {errorcode}"));
     }
-    *unsafe { out(errorclass, "errorclass") }? = errorcode;
+    *out(errorclass, "errorclass")? = errorcode;
     Ok(())
 }
 
@@ -176,6 +178,8 @@ pub(crate) unsafe fn MPI_Error_string(
     if !(0..=MPI_ERR_LASTCODE).contains(&errorcode) {
         return fail(MPI_ERR_ARG, format!("invalid error code {errorcode}"));
     }
+    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
+    // standard requires (see the module documentation); the callee checks NULLs.
     unsafe {
         put_string(
             class_string(errorcode),
@@ -188,7 +192,7 @@ pub(crate) unsafe fn MPI_Error_string(
 
 pub(crate) unsafe fn MPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> MpiResult<()> {
     let t = datatype::lookup(datatype as usize)?;
-    *unsafe { out(size, "size") }? = t.size as c_int;
+    *out(size, "size")? = t.size as c_int;
     Ok(())
 }
 
@@ -197,6 +201,6 @@ pub(crate) unsafe fn MPI_Type_size_c(
     size: *mut MPI_Count,
 ) -> MpiResult<()> {
     let t = datatype::lookup(datatype as usize)?;
-    *unsafe { out(size, "size") }? = t.size as MPI_Count;
+    *out(size, "size")? = t.size as MPI_Count;
     Ok(())
 }
