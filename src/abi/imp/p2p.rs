@@ -161,15 +161,23 @@ unsafe fn irecv(
 /// becomes the call's error).
 #[inline]
 fn wait_free(rid: u32) -> MpiResult<Status> {
+    // SAFETY: a null status pointer means MPI_STATUS_IGNORE.
+    unsafe { wait_free_into(rid, std::ptr::null_mut()) }
+}
+
+/// Waits for internal request `rid`, frees it, writes its status to `status` (unless
+/// `MPI_STATUS_IGNORE`) and turns an error in it into the call's error.
+unsafe fn wait_free_into(rid: u32, status: *mut MPI_Status) -> MpiResult<Status> {
     let (st, comm) = runtime::wait_for(|rt| {
         let r = rt.reqs.get(rid).expect("live request");
         if !r.done {
             return Ok(None);
         }
         let out = (r.status, r.comm);
-        rt.reqs.remove(rid);
+        rt.reqs.free(rid);
         Ok(Some(out))
     })?;
+    write_status(status, &st);
     if st.error != MPI_SUCCESS {
         return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
     }
@@ -201,20 +209,7 @@ unsafe fn recv_blocking(
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
     let (rid, _) = irecv(buf, n, dt, src, tag, comm)?;
-    let (st, comm) = runtime::wait_for(|rt| {
-        let r = rt.reqs.get(rid).expect("live request");
-        if !r.done {
-            return Ok(None);
-        }
-        let out = (r.status, r.comm);
-        rt.reqs.remove(rid);
-        Ok(Some(out))
-    })?;
-    write_status(status, &st);
-    if st.error != MPI_SUCCESS {
-        return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
-    }
-    Ok(())
+    wait_free_into(rid, status).map(|_| ())
 }
 
 #[inline(always)]
@@ -351,20 +346,7 @@ unsafe fn sendrecv(
         Ok((rr, sr))
     })?;
     wait_free(sr)?;
-    let (st, comm) = runtime::wait_for(|rt| {
-        let r = rt.reqs.get(rr).expect("live request");
-        if !r.done {
-            return Ok(None);
-        }
-        let out = (r.status, r.comm);
-        rt.reqs.remove(rr);
-        Ok(Some(out))
-    })?;
-    write_status(status, &st);
-    if st.error != MPI_SUCCESS {
-        return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
-    }
-    Ok(())
+    wait_free_into(rr, status).map(|_| ())
 }
 
 pub(crate) unsafe fn MPI_Sendrecv(
@@ -1385,20 +1367,7 @@ unsafe fn mrecv(
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
     let rid = imrecv(buf, n, dt, message)?;
-    let (st, comm) = runtime::wait_for(|rt| {
-        let r = rt.reqs.get(rid).expect("live request");
-        if !r.done {
-            return Ok(None);
-        }
-        let out = (r.status, r.comm);
-        rt.reqs.remove(rid);
-        Ok(Some(out))
-    })?;
-    write_status(status, &st);
-    if st.error != MPI_SUCCESS {
-        return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
-    }
-    Ok(())
+    wait_free_into(rid, status).map(|_| ())
 }
 
 pub(crate) unsafe fn MPI_Mrecv(
