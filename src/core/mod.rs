@@ -3,6 +3,8 @@ pub mod comm;
 pub mod datatype;
 pub mod errhandler;
 pub mod error;
+pub mod group;
+pub mod info;
 pub mod matching;
 pub mod p2p;
 pub mod request;

@@ -11,6 +11,8 @@ use crate::abi::entry::ErrObj;
 use crate::core::comm::{Comm, RankMap, SELF, WORLD};
 use crate::core::errhandler::{Errh, UserErrh};
 use crate::core::error::{fail, MpiError, MpiResult};
+use crate::core::group::Group;
+use crate::core::info::Info;
 use crate::core::matching::{Matcher, Unexpected};
 use crate::core::p2p::BsendBuffer;
 use crate::core::request::Request;
@@ -57,6 +59,10 @@ pub struct Runtime {
     pub processor_name: String,
     /// `MPI_COMM_SELF`'s handler was set by the user.
     pub self_errh_set: bool,
+    /// User groups (`MPI_GROUP_EMPTY` is predefined, not stored).
+    pub groups: Slab<Group>,
+    /// Info objects (`MPI_INFO_ENV` is predefined, not stored).
+    pub infos: Slab<Info>,
 }
 
 const UNINIT: u8 = 0;
@@ -353,6 +359,8 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         completions: Vec::new(),
         processor_name: host,
         self_errh_set: false,
+        groups: Slab::new(kind::GROUP),
+        infos: Slab::new(kind::INFO),
     }))
 }
 
