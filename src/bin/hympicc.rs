@@ -1,6 +1,6 @@
 //! `hympicc`: compiles and links C programs against hympi.
 //!
-//! `hympicc <args>` runs `${HYMPI_CC:-cc} -I<include dir> <args> <lib dir>/libhympi.a -lpthread
+//! `hympicc <args>` runs `${HYMPI_CC:-cc} -I<include dir> <args> <lib dir>/libhympi.a -lhwloc -lpthread
 //! -ldl -lm -lrt`; the link part is added only when the command links (no `-c`, `-E`, `-S`,
 //! `-M`, `-MM`). `-show` prints the command instead of running it; `-compile_info` and
 //! `-link_info` print its halves. Files are found relative to the executable: in an install
@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{exit, Command};
 
 /// Libraries the Rust runtime inside libhympi.a needs.
-const SYSTEM_LIBS: [&str; 4] = ["-lpthread", "-ldl", "-lm", "-lrt"];
+const SYSTEM_LIBS: [&str; 5] = ["-lhwloc", "-lpthread", "-ldl", "-lm", "-lrt"];
 
 /// Where the header and the library are.
 #[derive(Debug, PartialEq, Eq)]
@@ -186,7 +186,7 @@ mod tests {
         let full = command_line(OsStr::new("cc"), &l, &os(&["x.c"]), true);
         assert_eq!(
             show(&full),
-            "cc -I/p/include x.c /p/lib/libhympi.a -lpthread -ldl -lm -lrt"
+            "cc -I/p/include x.c /p/lib/libhympi.a -lhwloc -lpthread -ldl -lm -lrt"
         );
         let compile = command_line(OsStr::new("gcc"), &l, &os(&["-c", "x.c"]), false);
         assert_eq!(show(&compile), "gcc -I/p/include -c x.c");

@@ -1,11 +1,20 @@
-//! Communicators: context id, rank translation and error handler.
+//! Communicators: context id, groups (rank translation), error handler, attributes and hints.
+//!
+//! Context ids: every communicator owns one *context id* `id`, agreed by its members (see
+//! `core::context`), which gives it four wire contexts: `4*id` for point-to-point traffic,
+//! `4*id + 1` for its internal collective traffic, and for an intercommunicator `4*id + 2` and
+//! `4*id + 3` for its hidden local-group communicator. Messages on different contexts never
+//! match each other, so user wildcards never see internal traffic.
 
 use crate::core::errhandler::Errh;
+use crate::core::info::Info;
 
 /// Index of `MPI_COMM_WORLD` in the communicator table.
 pub const WORLD: u32 = 0;
 /// Index of `MPI_COMM_SELF` in the communicator table.
 pub const SELF: u32 = 1;
+/// Wire contexts per context id.
+pub const CONTEXTS_PER_ID: u32 = 4;
 
 /// How communicator ranks map to world ranks.
 #[derive(Clone, Debug)]
@@ -16,30 +25,111 @@ pub enum RankMap {
     Table(Vec<u32>),
 }
 
+impl RankMap {
+    /// World rank of rank `r`.
+    #[inline(always)]
+    pub fn world(&self, r: i32) -> u32 {
+        match self {
+            RankMap::Identity => r as u32,
+            RankMap::Table(t) => t[r as usize],
+        }
+    }
+
+    /// The world ranks of ranks `0..size`.
+    pub fn members(&self, size: i32) -> Vec<u32> {
+        (0..size).map(|r| self.world(r)).collect()
+    }
+}
+
+/// The remote group of an intercommunicator.
+#[derive(Clone, Debug)]
+pub struct RemoteGroup {
+    /// Number of remote processes.
+    pub size: i32,
+    /// Remote rank to world rank.
+    pub map: RankMap,
+    /// Table index of the hidden intracommunicator of the local group.
+    pub local_comm: u32,
+    /// Whether the local group was ordered first by `MPI_Intercomm_create` (its leader had the
+    /// lower world rank); used by `MPI_Intercomm_merge` when both sides pass the same `high`.
+    pub local_first: bool,
+}
+
 /// A communicator.
 #[derive(Debug)]
 pub struct Comm {
-    /// Context id of its point-to-point traffic (collectives use `ctx + 1`).
+    /// Point-to-point wire context (`4 * context id`); collectives use `ctx + 1`.
     pub ctx: u32,
-    /// This process's rank in it.
+    /// This process's rank in it (in the local group for an intercommunicator).
     pub rank: i32,
-    /// Number of ranks.
+    /// Number of ranks (of the local group for an intercommunicator).
     pub size: i32,
-    /// Rank translation.
+    /// Rank translation of the (local) group.
     pub map: RankMap,
     /// Error handler.
     pub errh: Errh,
     /// Name (`MPI_Comm_set_name`).
     pub name: String,
+    /// Remote group, for an intercommunicator.
+    pub remote: Option<Box<RemoteGroup>>,
+    /// Attributes: (keyval, value), in the order they were first set.
+    pub attrs: Vec<(i32, usize)>,
+    /// Hints in effect (`MPI_Comm_set_info` / `MPI_Comm_get_info`).
+    pub info: Info,
+    /// Hidden communicator (internal use by an intercommunicator): never given to the user.
+    pub hidden: bool,
 }
 
 impl Comm {
-    /// World rank of communicator rank `r` (which must be in range).
-    #[inline]
-    pub fn world_rank(&self, r: i32) -> u32 {
-        match &self.map {
-            RankMap::Identity => r as u32,
-            RankMap::Table(t) => t[r as usize],
+    /// A new intracommunicator on context `ctx` with default handler, name and hints.
+    pub fn intra(ctx: u32, rank: i32, size: i32, map: RankMap, errh: Errh) -> Comm {
+        Comm {
+            ctx,
+            rank,
+            size,
+            map,
+            errh,
+            name: String::new(),
+            remote: None,
+            attrs: Vec::new(),
+            info: Info::default(),
+            hidden: false,
         }
+    }
+
+    /// The context id (table entry in the context pool).
+    #[inline]
+    pub fn context_id(&self) -> u32 {
+        self.ctx / CONTEXTS_PER_ID
+    }
+
+    /// World rank of point-to-point peer `r` (a remote rank on an intercommunicator), which
+    /// must be in range.
+    #[inline(always)]
+    pub fn world_rank(&self, r: i32) -> u32 {
+        match &self.remote {
+            None => self.map.world(r),
+            Some(g) => g.map.world(r),
+        }
+    }
+
+    /// Number of point-to-point peers: the size, or the remote size of an intercommunicator.
+    #[inline(always)]
+    pub fn peer_count(&self) -> i32 {
+        match &self.remote {
+            None => self.size,
+            Some(g) => g.size,
+        }
+    }
+
+    /// Whether this is an intercommunicator.
+    #[inline]
+    pub fn is_inter(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// World ranks of the (local) group in rank order.
+    pub fn members(&self) -> Vec<u32> {
+        self.map.members(self.size)
     }
 }

@@ -92,14 +92,16 @@ pub struct RecvArgs {
 /// Checks a destination rank.
 #[inline(always)]
 pub fn check_dest(c: &Comm, dest: i32) -> MpiResult<()> {
-    if (dest >= 0 && dest < c.size) || dest == MPI_PROC_NULL {
+    if (dest >= 0 && dest < c.peer_count()) || dest == MPI_PROC_NULL {
         Ok(())
     } else {
         fail(
             MPI_ERR_RANK,
             format!(
-                "invalid destination rank {dest} (communicator {} has {} ranks)",
-                c.name, c.size
+                "invalid destination rank {dest} (communicator {} has {} {}ranks)",
+                c.name,
+                c.peer_count(),
+                if c.is_inter() { "remote " } else { "" }
             ),
         )
     }
@@ -108,14 +110,16 @@ pub fn check_dest(c: &Comm, dest: i32) -> MpiResult<()> {
 /// Checks a source rank.
 #[inline(always)]
 pub fn check_source(c: &Comm, src: i32) -> MpiResult<()> {
-    if (src >= 0 && src < c.size) || src == MPI_PROC_NULL || src == MPI_ANY_SOURCE {
+    if (src >= 0 && src < c.peer_count()) || src == MPI_PROC_NULL || src == MPI_ANY_SOURCE {
         Ok(())
     } else {
         fail(
             MPI_ERR_RANK,
             format!(
-                "invalid source rank {src} (communicator {} has {} ranks)",
-                c.name, c.size
+                "invalid source rank {src} (communicator {} has {} {}ranks)",
+                c.name,
+                c.peer_count(),
+                if c.is_inter() { "remote " } else { "" }
             ),
         )
     }
@@ -123,6 +127,17 @@ pub fn check_source(c: &Comm, src: i32) -> MpiResult<()> {
 
 /// The largest tag (`MPI_TAG_UB`).
 pub const TAG_UB: i32 = i32::MAX;
+
+/// Tags at or below this value (far below the negative wildcards such as `MPI_ANY_TAG`) are
+/// internal collective traffic: they travel on the
+/// communicator's collective context (`ctx + 1`), out of reach of user receives and probes.
+pub const INTERNAL_TAG_MAX: i32 = -1024;
+
+/// The wire context of traffic with `tag` on communicator `c`.
+#[inline(always)]
+pub fn wire_ctx(c: &Comm, tag: i32) -> u32 {
+    c.ctx + (tag <= INTERNAL_TAG_MAX) as u32
+}
 
 /// Checks a send tag.
 #[inline(always)]
@@ -243,7 +258,7 @@ impl Runtime {
         let c = self.comms.get(a.comm).expect("validated communicator");
         let world = c.world_rank(a.dest);
         let env = Envelope {
-            ctx: c.ctx,
+            ctx: wire_ctx(c, a.tag),
             src: c.rank,
             tag: a.tag,
         };
@@ -356,7 +371,10 @@ impl Runtime {
             self.complete(rid);
             return Ok(());
         }
-        let ctx = self.comms.get(a.comm).expect("validated communicator").ctx;
+        let ctx = wire_ctx(
+            self.comms.get(a.comm).expect("validated communicator"),
+            a.tag,
+        );
         let pattern = Pattern {
             ctx,
             src: a.src,
@@ -552,12 +570,13 @@ impl Runtime {
     /// One round of progress: flush queued sends, handle arrived cells.
     #[inline]
     pub fn progress(&mut self) -> MpiResult<bool> {
+        let background = !self.background.is_empty() && self.poll_background();
         let Some(mut shm) = self.shm.take() else {
-            return Ok(false);
+            return Ok(background);
         };
         let r = self.progress_with(&mut shm);
         self.shm = Some(shm);
-        r
+        r.map(|p| p || background)
     }
 
     /// [`Runtime::progress`] with the transport already taken out of `self`.

@@ -8,7 +8,9 @@
 
 use crate::abi::consts::*;
 use crate::abi::entry::ErrObj;
-use crate::core::comm::{Comm, RankMap, SELF, WORLD};
+use crate::core::attr::Keyvals;
+use crate::core::comm::{Comm, RankMap, CONTEXTS_PER_ID, SELF, WORLD};
+use crate::core::context::ContextPool;
 use crate::core::errhandler::{Errh, UserErrh};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::group::Group;
@@ -63,6 +65,18 @@ pub struct Runtime {
     pub groups: Slab<Group>,
     /// Info objects (`MPI_INFO_ENV` is predefined, not stored).
     pub infos: Slab<Info>,
+    /// Context ids free in this process.
+    pub contexts: ContextPool,
+    /// Attribute keyvals.
+    pub keyvals: Keyvals,
+    /// Nonblocking operations advanced by the progress engine (e.g. `MPI_Comm_idup`).
+    pub background: Vec<Box<dyn Background>>,
+}
+
+/// An operation the progress engine advances until it reports completion.
+pub trait Background {
+    /// Advances; returns true once finished (it is then dropped).
+    fn poll(&mut self, rt: &mut Runtime) -> bool;
 }
 
 const UNINIT: u8 = 0;
@@ -319,22 +333,16 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     };
 
     let mut comms = Slab::new(kind::COMM);
-    let world = Comm {
-        ctx: 0,
-        rank,
-        size,
-        map: RankMap::Identity,
-        errh: Errh::Fatal,
-        name: "MPI_COMM_WORLD".into(),
-    };
-    let selfc = Comm {
-        ctx: 2,
-        rank: 0,
-        size: 1,
-        map: RankMap::Table(vec![rank as u32]),
-        errh: Errh::Fatal,
-        name: "MPI_COMM_SELF".into(),
-    };
+    let mut world = Comm::intra(0, rank, size, RankMap::Identity, Errh::Fatal);
+    world.name = "MPI_COMM_WORLD".into();
+    let mut selfc = Comm::intra(
+        CONTEXTS_PER_ID,
+        0,
+        1,
+        RankMap::Table(vec![rank as u32]),
+        Errh::Fatal,
+    );
+    selfc.name = "MPI_COMM_SELF".into();
     assert_eq!(comms.insert(world), Some(WORLD));
     assert_eq!(comms.insert(selfc), Some(SELF));
 
@@ -361,6 +369,9 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         self_errh_set: false,
         groups: Slab::new(kind::GROUP),
         infos: Slab::new(kind::INFO),
+        contexts: ContextPool::default(),
+        keyvals: Keyvals::default(),
+        background: Vec::new(),
     }))
 }
 
@@ -457,6 +468,29 @@ impl Runtime {
             Some(x) => Ok(x),
             None if h == MPI_COMM_NULL => fail(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL"),
             None => fail(MPI_ERR_COMM, format!("invalid communicator handle {h:#x}")),
+        }
+    }
+
+    /// Advances the background operations; whether one finished.
+    pub fn poll_background(&mut self) -> bool {
+        let mut ops = std::mem::take(&mut self.background);
+        let before = ops.len();
+        ops.retain_mut(|op| !op.poll(self));
+        let finished = ops.len() != before;
+        ops.append(&mut self.background);
+        self.background = ops;
+        finished
+    }
+
+    /// Drops one reference to an error handler (a communicator let go of it).
+    pub fn errh_unref(&mut self, e: Errh) {
+        if let Errh::User(i) = e {
+            if let Some(u) = self.errhandlers.get_mut(i) {
+                u.refs -= 1;
+                if u.refs == 0 {
+                    self.errhandlers.remove(i);
+                }
+            }
         }
     }
 

@@ -13,12 +13,16 @@
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 mod abi;
+mod attr;
+mod comm;
 mod errhandler;
 mod p2p;
 mod runtime;
 mod util;
 
 pub(crate) use abi::*;
+pub(crate) use attr::*;
+pub(crate) use comm::*;
 pub(crate) use errhandler::*;
 pub(crate) use p2p::*;
 pub(crate) use runtime::*;

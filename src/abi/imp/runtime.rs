@@ -9,7 +9,25 @@ use crate::core::runtime;
 use core::ffi::{c_char, c_int, c_void};
 
 pub(crate) unsafe fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -> MpiResult<()> {
-    runtime::init(MPI_THREAD_SINGLE).map(|_| ())
+    runtime::init(MPI_THREAD_SINGLE)?;
+    after_init()
+}
+
+/// Sets the values of the predefined attributes of `MPI_COMM_WORLD`.
+fn after_init() -> MpiResult<()> {
+    let size = runtime::with(|rt| Ok(rt.world_size))?;
+    for (k, v) in [
+        (MPI_TAG_UB, crate::core::p2p::TAG_UB),
+        (MPI_HOST, MPI_PROC_NULL),
+        (MPI_IO, MPI_ANY_SOURCE),
+        (MPI_WTIME_IS_GLOBAL, 0),
+        (MPI_APPNUM, 0),
+        (MPI_LASTUSEDCODE, super::errhandler::last_used_code()),
+        (MPI_UNIVERSE_SIZE, size),
+    ] {
+        super::attr::set_predefined(k, v);
+    }
+    Ok(())
 }
 
 pub(crate) unsafe fn MPI_Init_thread(
@@ -20,10 +38,13 @@ pub(crate) unsafe fn MPI_Init_thread(
 ) -> MpiResult<()> {
     let p = out(provided, "provided")?;
     *p = runtime::init(required)?;
-    Ok(())
+    after_init()
 }
 
 pub(crate) unsafe fn MPI_Finalize() -> MpiResult<()> {
+    // MPI_COMM_SELF's attributes are deleted first, while MPI is still fully usable.
+    // SAFETY: runs user delete callbacks registered with their C signature.
+    unsafe { super::attr::delete_all_comm_attrs(MPI_COMM_SELF)? };
     runtime::finalize()
 }
 
@@ -163,10 +184,15 @@ pub(crate) unsafe fn MPI_Free_mem(base: *mut c_void) -> MpiResult<()> {
 }
 
 pub(crate) unsafe fn MPI_Error_class(errorcode: c_int, errorclass: *mut c_int) -> MpiResult<()> {
-    if !(0..=MPI_ERR_LASTCODE).contains(&errorcode) {
-        return fail(MPI_ERR_ARG, format!("invalid error code {errorcode}"));
-    }
-    *out(errorclass, "errorclass")? = errorcode;
+    let class = if (0..=MPI_ERR_LASTCODE).contains(&errorcode) {
+        errorcode
+    } else {
+        match super::errhandler::user_code(errorcode) {
+            Some((class, _)) => class,
+            None => return fail(MPI_ERR_ARG, format!("invalid error code {errorcode}")),
+        }
+    };
+    *out(errorclass, "errorclass")? = class;
     Ok(())
 }
 
@@ -175,19 +201,21 @@ pub(crate) unsafe fn MPI_Error_string(
     string: *mut c_char,
     resultlen: *mut c_int,
 ) -> MpiResult<()> {
-    if !(0..=MPI_ERR_LASTCODE).contains(&errorcode) {
-        return fail(MPI_ERR_ARG, format!("invalid error code {errorcode}"));
-    }
+    let user;
+    let text = if (0..=MPI_ERR_LASTCODE).contains(&errorcode) {
+        class_string(errorcode)
+    } else {
+        match super::errhandler::user_code(errorcode) {
+            Some((_, t)) => {
+                user = t;
+                user.as_str()
+            }
+            None => return fail(MPI_ERR_ARG, format!("invalid error code {errorcode}")),
+        }
+    };
     // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
     // standard requires (see the module documentation); the callee checks NULLs.
-    unsafe {
-        put_string(
-            class_string(errorcode),
-            string,
-            MPI_MAX_ERROR_STRING as usize,
-            resultlen,
-        )
-    }
+    unsafe { put_string(text, string, MPI_MAX_ERROR_STRING as usize, resultlen) }
 }
 
 pub(crate) unsafe fn MPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> MpiResult<()> {

@@ -1,0 +1,838 @@
+//! Building and freeing communicators: duplication, splitting, creation from groups,
+//! intercommunicators and their merge. Every constructor is collective; the members agree on
+//! a context id (`core::context`) through internal rounds (`core::team`).
+//!
+//! These functions block and must be called outside `runtime::with` (they enter and leave it
+//! between polls). Attribute callbacks are run by the caller (C-facing layer) before
+//! (`copy`) or after (`delete`) the core work, also outside the runtime.
+
+use crate::abi::consts::*;
+use crate::core::comm::{Comm, RankMap, RemoteGroup, CONTEXTS_PER_ID, SELF, WORLD};
+use crate::core::context::Outcome;
+use crate::core::errhandler::Errh;
+use crate::core::error::{fail, MpiResult};
+use crate::core::info::Info;
+use crate::core::runtime::{self, Runtime};
+use crate::core::team::{self, tag, Bridge, Combine, Round, Team};
+
+/// A context-id agreement in progress (see `core::context` for the algorithm).
+#[derive(Debug)]
+pub struct Agreement {
+    team: Team,
+    bridge: Option<Bridge>,
+    key: u64,
+    ticket: Option<u64>,
+    round: Option<Round>,
+}
+
+impl Agreement {
+    /// An agreement among `team` (joined with another team through `bridge` for
+    /// intercommunicators); `key` orders concurrent agreements and is equal on all members.
+    pub fn new(team: Team, bridge: Option<Bridge>, key: u64) -> Agreement {
+        Agreement {
+            team,
+            bridge,
+            key,
+            ticket: None,
+            round: None,
+        }
+    }
+
+    /// Advances; returns the agreed context id once known.
+    pub fn poll(&mut self, rt: &mut Runtime) -> MpiResult<Option<u32>> {
+        let r = self.step(rt);
+        if r.is_err() {
+            if let Some(t) = self.ticket.take() {
+                rt.contexts.cancel(t);
+            }
+        }
+        r
+    }
+
+    fn step(&mut self, rt: &mut Runtime) -> MpiResult<Option<u32>> {
+        loop {
+            let ticket = *self
+                .ticket
+                .get_or_insert_with(|| rt.contexts.register(self.key));
+            if self.round.is_none() {
+                let mine = team::bytes(&rt.contexts.contribution(ticket));
+                self.round = Some(Round::new(
+                    self.team.clone(),
+                    self.bridge,
+                    Combine::And,
+                    mine,
+                ));
+            }
+            let Some(and) = self.round.as_mut().unwrap().poll(rt)? else {
+                return Ok(None);
+            };
+            self.round = None;
+            match rt.contexts.conclude(ticket, &team::words(&and)) {
+                Outcome::Got(id) => {
+                    self.ticket = None;
+                    return Ok(Some(id));
+                }
+                Outcome::Retry => continue,
+                Outcome::Exhausted => {
+                    self.ticket = None;
+                    return fail(
+                        MPI_ERR_OTHER,
+                        "no context id is free in all members: too many communicators (free some)",
+                    );
+                }
+            }
+        }
+    }
+
+    /// Runs to completion (blocking).
+    pub fn run(mut self) -> MpiResult<u32> {
+        runtime::wait_for(|rt| self.poll(rt))
+    }
+}
+
+/// What a new communicator is made of, besides its context id.
+#[derive(Debug)]
+pub struct Blueprint {
+    /// World ranks of the (local) group, in rank order.
+    pub members: Vec<u32>,
+    /// Intercommunicator: remote group's world ranks, and whether the local group goes first.
+    pub remote: Option<(Vec<u32>, bool)>,
+    /// Error handler.
+    pub errh: Errh,
+    /// Hints.
+    pub info: Info,
+    /// Attributes (already copied by the caller).
+    pub attrs: Vec<(i32, usize)>,
+}
+
+/// Context of a reserved communicator entry (never a real context: ids are below
+/// `context::MAX_IDS`).
+pub const PENDING_CTX: u32 = u32::MAX - 3;
+
+fn map_of(members: &[u32]) -> RankMap {
+    RankMap::Table(members.to_vec())
+}
+
+impl Runtime {
+    /// Installs a communicator with context id `id`; returns its handle.
+    pub fn install_comm(&mut self, id: u32, bp: Blueprint) -> MpiResult<usize> {
+        let idx = self.reserve_comm()?;
+        if let Err(e) = self.fill_comm(idx, id, bp) {
+            self.comms.remove(idx);
+            return Err(e);
+        }
+        Ok(self.comms.handle(idx))
+    }
+
+    /// Reserves a communicator table entry whose handle can be given out before the
+    /// communicator exists (`MPI_Comm_idup`); it carries no traffic until filled.
+    pub fn reserve_comm(&mut self) -> MpiResult<u32> {
+        let mut c = Comm::intra(PENDING_CTX, 0, 0, RankMap::Table(Vec::new()), Errh::Return);
+        c.hidden = true;
+        match self.comms.insert(c) {
+            Some(i) => Ok(i),
+            None => fail(MPI_ERR_INTERN, "too many communicators"),
+        }
+    }
+
+    /// Makes reserved entry `idx` the communicator with context id `id` described by `bp`.
+    pub fn fill_comm(&mut self, idx: u32, id: u32, bp: Blueprint) -> MpiResult<()> {
+        let me = self.world_rank as u32;
+        let Some(rank) = bp.members.iter().position(|&w| w == me) else {
+            return fail(
+                MPI_ERR_INTERN,
+                "this process is not a member of the new communicator",
+            );
+        };
+        let ctx = id * CONTEXTS_PER_ID;
+        let size = bp.members.len() as i32;
+        let remote = match bp.remote {
+            None => None,
+            Some((rmembers, local_first)) => {
+                let mut hidden = Comm::intra(
+                    ctx + 2,
+                    rank as i32,
+                    size,
+                    map_of(&bp.members),
+                    Errh::Return,
+                );
+                hidden.hidden = true;
+                let Some(local_comm) = self.comms.insert(hidden) else {
+                    return fail(MPI_ERR_INTERN, "too many communicators");
+                };
+                Some(Box::new(RemoteGroup {
+                    size: rmembers.len() as i32,
+                    map: map_of(&rmembers),
+                    local_comm,
+                    local_first,
+                }))
+            }
+        };
+        if let Errh::User(u) = bp.errh {
+            if let Some(e) = self.errhandlers.get_mut(u) {
+                e.refs += 1;
+            }
+        }
+        for &(k, _) in &bp.attrs {
+            self.keyvals.attach(k);
+        }
+        let mut c = Comm::intra(ctx, rank as i32, size, map_of(&bp.members), bp.errh);
+        c.remote = remote;
+        c.info = bp.info;
+        c.attrs = bp.attrs;
+        *self.comms.get_mut(idx).expect("reserved entry") = c;
+        Ok(())
+    }
+
+    /// Drops communicator `idx` (attributes already deleted by the caller) and returns its
+    /// context id to the pool.
+    pub fn release_comm(&mut self, idx: u32) {
+        let Some(c) = self.comms.remove(idx) else {
+            return;
+        };
+        if let Some(r) = &c.remote {
+            self.comms.remove(r.local_comm);
+        }
+        for &(k, _) in &c.attrs {
+            self.keyvals.detach(k);
+        }
+        self.errh_unref(c.errh);
+        self.contexts.release(c.context_id());
+    }
+
+    /// A user communicator (not WORLD/SELF, not hidden) for `MPI_Comm_free`.
+    pub fn freeable_comm(&self, h: usize) -> MpiResult<u32> {
+        let (idx, c) = self.comm(h)?;
+        if idx == WORLD || idx == SELF {
+            return fail(MPI_ERR_COMM, format!("{} cannot be freed", c.name));
+        }
+        Ok(idx)
+    }
+
+    /// The team of all processes of communicator `idx` (both groups of an intercommunicator,
+    /// joined by a bridge between the leaders) with `tag`.
+    pub fn union_team(&self, idx: u32, tag: i32) -> (Team, Option<Bridge>) {
+        let c = self.comms.get(idx).expect("validated communicator");
+        match &c.remote {
+            None => (Team::whole(idx, c.size, c.rank, tag), None),
+            Some(r) => (
+                Team::whole(r.local_comm, c.size, c.rank, tag),
+                (c.rank == 0).then_some(Bridge {
+                    comm: idx,
+                    peer: 0,
+                    tag,
+                }),
+            ),
+        }
+    }
+}
+
+/// Priority key of an agreement over parent context `ctx` with internal tag `t`.
+fn key(ctx: u32, t: i32) -> u64 {
+    ((ctx as u64) << 32) | (t as u32 as u64)
+}
+
+/// What `MPI_Comm_dup` needs from the parent, read under the runtime.
+pub struct DupPlan {
+    /// Parent table index.
+    pub idx: u32,
+    team: Team,
+    bridge: Option<Bridge>,
+    key: u64,
+    members: Vec<u32>,
+    remote: Option<(Vec<u32>, bool)>,
+    /// Parent's error handler.
+    pub errh: Errh,
+    /// Parent's hints.
+    pub info: Info,
+}
+
+/// Reads what a duplicate of communicator handle `h` needs.
+pub fn plan_dup(rt: &Runtime, h: usize) -> MpiResult<DupPlan> {
+    let (idx, c) = rt.comm(h)?;
+    let (team, bridge) = rt.union_team(idx, tag::AGREE);
+    Ok(DupPlan {
+        idx,
+        team,
+        bridge,
+        key: key(c.ctx, tag::AGREE),
+        members: c.members(),
+        remote: c
+            .remote
+            .as_ref()
+            .map(|r| (r.map.members(r.size), r.local_first)),
+        errh: c.errh,
+        info: c.info.clone(),
+    })
+}
+
+impl DupPlan {
+    /// The agreement of the duplicate's context id.
+    pub fn agreement(&self) -> Agreement {
+        Agreement::new(self.team.clone(), self.bridge, self.key)
+    }
+
+    /// The blueprint of the duplicate with `attrs` and `info`.
+    pub fn blueprint(&self, attrs: Vec<(i32, usize)>, info: Info) -> Blueprint {
+        Blueprint {
+            members: self.members.clone(),
+            remote: self.remote.clone(),
+            errh: self.errh,
+            info,
+            attrs,
+        }
+    }
+}
+
+/// `MPI_Comm_split`: (color, key) of every rank, then the agreement over the parent.
+pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
+    if color < 0 && color != MPI_UNDEFINED {
+        return fail(
+            MPI_ERR_ARG,
+            format!("invalid color {color} (must be non-negative or MPI_UNDEFINED)"),
+        );
+    }
+    let (team, ctx, members, errh, inter) = runtime::with(|rt| {
+        let (idx, c) = rt.comm(h)?;
+        Ok((
+            Team::whole(idx, c.size, c.rank, tag::SPLIT),
+            c.ctx,
+            c.members(),
+            c.errh,
+            c.is_inter(),
+        ))
+    })?;
+    if inter {
+        return fail(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            "MPI_Comm_split on an intercommunicator is not implemented by hympi yet",
+        );
+    }
+    let mut mine = color.to_ne_bytes().to_vec();
+    mine.extend_from_slice(&key_.to_ne_bytes());
+    let all = Round::new(team.clone(), None, Combine::Concat, mine).run()?;
+    let id = Agreement::new(
+        Team {
+            tag: tag::AGREE,
+            ..team
+        },
+        None,
+        key(ctx, tag::SPLIT),
+    )
+    .run()?;
+    if color == MPI_UNDEFINED {
+        runtime::with(|rt| {
+            rt.contexts.release(id);
+            Ok(())
+        })?;
+        return Ok(None);
+    }
+    let mut chosen: Vec<(i32, usize)> = all
+        .chunks_exact(8)
+        .enumerate()
+        .filter_map(|(r, c)| {
+            let col = i32::from_ne_bytes(c[..4].try_into().unwrap());
+            let k = i32::from_ne_bytes(c[4..].try_into().unwrap());
+            (col == color).then_some((k, r))
+        })
+        .collect();
+    chosen.sort();
+    let newmembers = chosen.iter().map(|&(_, r)| members[r]).collect();
+    runtime::with(|rt| {
+        rt.install_comm(
+            id,
+            Blueprint {
+                members: newmembers,
+                remote: None,
+                errh,
+                info: Info::default(),
+                attrs: Vec::new(),
+            },
+        )
+        .map(Some)
+    })
+}
+
+/// `MPI_Comm_create` (all of the parent call it; members of `group` get a communicator).
+pub fn create(h: usize, group: Vec<u32>) -> MpiResult<Option<usize>> {
+    let (team, ctx, members, errh, inter) = runtime::with(|rt| {
+        let (idx, c) = rt.comm(h)?;
+        Ok((
+            Team::whole(idx, c.size, c.rank, tag::AGREE),
+            c.ctx,
+            c.members(),
+            c.errh,
+            c.is_inter(),
+        ))
+    })?;
+    if inter {
+        return fail(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            "MPI_Comm_create on an intercommunicator is not implemented by hympi yet",
+        );
+    }
+    if let Some(w) = group.iter().find(|w| !members.contains(w)) {
+        return fail(
+            MPI_ERR_GROUP,
+            format!("the group holds world rank {w}, which is not in the communicator"),
+        );
+    }
+    let id = Agreement::new(team, None, key(ctx, tag::AGREE)).run()?;
+    finish_group_comm(id, group, errh)
+}
+
+fn finish_group_comm(id: u32, group: Vec<u32>, errh: Errh) -> MpiResult<Option<usize>> {
+    runtime::with(|rt| {
+        if !group.contains(&(rt.world_rank as u32)) {
+            rt.contexts.release(id);
+            return Ok(None);
+        }
+        rt.install_comm(
+            id,
+            Blueprint {
+                members: group,
+                remote: None,
+                errh,
+                info: Info::default(),
+                attrs: Vec::new(),
+            },
+        )
+        .map(Some)
+    })
+}
+
+/// A team of the members of `group` (world ranks) addressed through communicator `via`
+/// (whose ranks translate through `members_of_via`).
+fn group_team(via: u32, members_of_via: &[u32], group: &[u32], me: u32, t: i32) -> MpiResult<Team> {
+    let mut ranks = Vec::with_capacity(group.len());
+    for w in group {
+        match members_of_via.iter().position(|m| m == w) {
+            Some(r) => ranks.push(r as i32),
+            None => {
+                return fail(
+                    MPI_ERR_GROUP,
+                    format!("world rank {w} of the group is not in the communicator"),
+                )
+            }
+        }
+    }
+    let Some(pos) = group.iter().position(|&w| w == me) else {
+        return fail(
+            MPI_ERR_GROUP,
+            "the calling process is not a member of the group",
+        );
+    };
+    Ok(Team {
+        comm: via,
+        ranks,
+        me: pos,
+        tag: t,
+    })
+}
+
+/// `MPI_Comm_create_group` (only members of `group` call it; `utag` tells concurrent calls
+/// apart).
+pub fn create_group(h: usize, group: Vec<u32>, utag: i32) -> MpiResult<usize> {
+    if utag < 0 {
+        return fail(MPI_ERR_TAG, format!("invalid tag {utag}"));
+    }
+    let t = tag::derived(utag as u64);
+    let (team, ctx, errh) = runtime::with(|rt| {
+        let (idx, c) = rt.comm(h)?;
+        if c.is_inter() {
+            return fail(
+                MPI_ERR_COMM,
+                "MPI_Comm_create_group needs an intracommunicator",
+            );
+        }
+        let team = group_team(idx, &c.members(), &group, rt.world_rank as u32, t)?;
+        Ok((team, c.ctx, c.errh))
+    })?;
+    let id = Agreement::new(team, None, key(ctx, t)).run()?;
+    Ok(finish_group_comm(id, group, errh)?.expect("caller is a member"))
+}
+
+/// A tag and priority key from a string tag (`MPI_Comm_create_from_group`).
+fn string_tag(s: &str) -> (i32, u64) {
+    // FNV-1a: stable across processes and runs.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in s.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    let t = tag::derived(h);
+    (t, key(u32::MAX, t))
+}
+
+/// `MPI_Comm_create_from_group`: a communicator of `group` without a parent (traffic goes
+/// through `MPI_COMM_WORLD`'s internal context, told apart by the string tag).
+pub fn create_from_group(group: Vec<u32>, stringtag: &str, errh: Errh) -> MpiResult<usize> {
+    let (t, k) = string_tag(stringtag);
+    let team = runtime::with(|rt| {
+        let world = rt.comms.get(WORLD).unwrap().members();
+        group_team(WORLD, &world, &group, rt.world_rank as u32, t)
+    })?;
+    let id = Agreement::new(team, None, k).run()?;
+    Ok(finish_group_comm(id, group, errh)?.expect("caller is a member"))
+}
+
+/// The common part of the two intercommunicator constructors: `local` is the local group's
+/// team (led by the local leader), `bridge` the leaders' link. Exchanges the groups and agrees
+/// on a context id over both groups.
+fn intercomm(
+    local: Team,
+    local_members: Vec<u32>,
+    bridge: Option<Bridge>,
+    key_: u64,
+    errh: Errh,
+) -> MpiResult<usize> {
+    // Leaders swap their groups (size first) and tell their members.
+    let mut remote_members = Vec::new();
+    if let Some(b) = bridge {
+        let mine: Vec<u8> = local_members.iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let n = team::exchange(b.comm, b.peer, b.tag, &(mine.len() as u64).to_ne_bytes(), 8)?;
+        let n = u64::from_ne_bytes(n[..].try_into().unwrap()) as usize;
+        let theirs = team::exchange(b.comm, b.peer, b.tag, &mine, n)?;
+        remote_members = theirs.to_vec();
+    }
+    let remote_members = team::bcast(
+        &Team {
+            tag: tag::GROUP,
+            ..local.clone()
+        },
+        remote_members,
+    )?;
+    let remote: Vec<u32> = remote_members
+        .chunks_exact(4)
+        .map(|c| u32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    if remote.iter().any(|w| local_members.contains(w)) {
+        return fail(
+            MPI_ERR_ARG,
+            "the local and remote groups of an intercommunicator must be disjoint",
+        );
+    }
+    let id = Agreement::new(
+        Team {
+            tag: tag::AGREE,
+            ..local
+        },
+        bridge,
+        key_,
+    )
+    .run()?;
+    let local_first = local_members[0] < remote[0];
+    runtime::with(|rt| {
+        rt.install_comm(
+            id,
+            Blueprint {
+                members: local_members,
+                remote: Some((remote, local_first)),
+                errh,
+                info: Info::default(),
+                attrs: Vec::new(),
+            },
+        )
+    })
+}
+
+/// `MPI_Intercomm_create`.
+pub fn intercomm_create(
+    local_h: usize,
+    local_leader: i32,
+    peer_h: usize,
+    remote_leader: i32,
+    utag: i32,
+) -> MpiResult<usize> {
+    if utag < 0 {
+        return fail(MPI_ERR_TAG, format!("invalid tag {utag}"));
+    }
+    let (team, members, bridge, k, errh) = runtime::with(|rt| {
+        let (idx, c) = rt.comm(local_h)?;
+        if c.is_inter() {
+            return fail(
+                MPI_ERR_COMM,
+                "the local communicator must be an intracommunicator",
+            );
+        }
+        if local_leader < 0 || local_leader >= c.size {
+            return fail(
+                MPI_ERR_RANK,
+                format!(
+                    "invalid local leader {local_leader} (the local communicator has {} ranks)",
+                    c.size
+                ),
+            );
+        }
+        let mut ranks: Vec<i32> = vec![local_leader];
+        ranks.extend((0..c.size).filter(|&r| r != local_leader));
+        let me = ranks.iter().position(|&r| r == c.rank).unwrap();
+        let team = Team {
+            comm: idx,
+            ranks,
+            me,
+            tag: tag::GROUP,
+        };
+        let (members, errh, ctx) = (c.members(), c.errh, c.ctx);
+        let bridge = if c.rank == local_leader {
+            let (pidx, p) = rt.comm(peer_h)?;
+            if remote_leader < 0 || remote_leader >= p.peer_count() {
+                return fail(
+                    MPI_ERR_RANK,
+                    format!("invalid remote leader {remote_leader} in the peer communicator"),
+                );
+            }
+            Some(Bridge {
+                comm: pidx,
+                peer: remote_leader,
+                tag: utag,
+            })
+        } else {
+            None
+        };
+        // Both groups must derive the same key: use the tag only.
+        let _ = ctx;
+        Ok((team, members, bridge, key(u32::MAX - 1, utag), errh))
+    })?;
+    intercomm(team, members, bridge, k, errh)
+}
+
+/// `MPI_Intercomm_create_from_groups`.
+pub fn intercomm_from_groups(
+    local: Vec<u32>,
+    local_leader: i32,
+    remote: Vec<u32>,
+    remote_leader: i32,
+    stringtag: &str,
+    errh: Errh,
+) -> MpiResult<usize> {
+    if local_leader < 0 || local_leader as usize >= local.len() {
+        return fail(MPI_ERR_RANK, format!("invalid local leader {local_leader}"));
+    }
+    if remote_leader < 0 || remote_leader as usize >= remote.len() {
+        return fail(
+            MPI_ERR_RANK,
+            format!("invalid remote leader {remote_leader}"),
+        );
+    }
+    let (t, k) = string_tag(stringtag);
+    let team = runtime::with(|rt| {
+        let world = rt.comms.get(WORLD).unwrap().members();
+        let leader = local[local_leader as usize];
+        let mut order = vec![leader];
+        order.extend(local.iter().copied().filter(|&w| w != leader));
+        group_team(WORLD, &world, &order, rt.world_rank as u32, t)
+    })?;
+    let bridge = team.is_leader().then_some(Bridge {
+        comm: WORLD,
+        peer: remote[remote_leader as usize] as i32,
+        tag: t,
+    });
+    intercomm(team, local, bridge, k, errh)
+}
+
+/// `MPI_Intercomm_merge`.
+pub fn intercomm_merge(h: usize, high: bool) -> MpiResult<usize> {
+    let (team, bridge, ctx, members, remote, local_first, errh) = runtime::with(|rt| {
+        let (idx, c) = rt.comm(h)?;
+        let Some(r) = &c.remote else {
+            return fail(
+                MPI_ERR_COMM,
+                "MPI_Intercomm_merge needs an intercommunicator",
+            );
+        };
+        let (team, bridge) = rt.union_team(idx, tag::GROUP);
+        Ok((
+            team,
+            bridge,
+            c.ctx,
+            c.members(),
+            r.map.members(r.size),
+            r.local_first,
+            c.errh,
+        ))
+    })?;
+    // The leaders swap their `high` and tell their groups.
+    let mut theirs = vec![0u8];
+    if let Some(b) = bridge {
+        theirs = team::exchange(b.comm, b.peer, b.tag, &[high as u8], 1)?;
+    }
+    let their_high = team::bcast(&team, theirs)?[0] != 0;
+    let id = Agreement::new(
+        Team {
+            tag: tag::AGREE,
+            ..team
+        },
+        bridge.map(|b| Bridge {
+            tag: tag::AGREE,
+            ..b
+        }),
+        key(ctx, tag::AGREE),
+    )
+    .run()?;
+    let local_goes_first = if high != their_high {
+        !high
+    } else {
+        local_first
+    };
+    let all = if local_goes_first {
+        [members, remote].concat()
+    } else {
+        [remote, members].concat()
+    };
+    runtime::with(|rt| {
+        rt.install_comm(
+            id,
+            Blueprint {
+                members: all,
+                remote: None,
+                errh,
+                info: Info::default(),
+                attrs: Vec::new(),
+            },
+        )
+    })
+}
+
+/// Internal barrier over the whole of communicator `h` (both groups of an intercomm).
+pub fn barrier(h: usize) -> MpiResult<()> {
+    let (team, bridge) = runtime::with(|rt| {
+        let (idx, _) = rt.comm(h)?;
+        Ok(rt.union_team(idx, tag::BARRIER))
+    })?;
+    Round::new(team, bridge, Combine::And, vec![0u8; 8]).run()?;
+    Ok(())
+}
+
+/// Color of this process's node: the lowest world rank on it.
+fn node_color(rt: &Runtime) -> i32 {
+    rt.local_of_world
+        .iter()
+        .position(|&l| l != u32::MAX)
+        .unwrap_or(rt.world_rank as usize) as i32
+}
+
+/// Info key naming the resource a `MPI_Comm_split_type` result shares.
+pub const HW_KEY: &str = "mpi_hw_resource_type";
+
+/// `MPI_Comm_split_type`. Returns the communicator and the resource type it shares.
+pub fn split_type(
+    h: usize,
+    kind: i32,
+    key_: i32,
+    info: &Info,
+) -> MpiResult<Option<(usize, String)>> {
+    use crate::core::hwtopo::{containing_objects, level_of, LEVELS};
+    let node = runtime::with(|rt| {
+        rt.comm(h)?;
+        Ok(node_color(rt))
+    })?;
+    let shared = |c: i32| (c, "mpi_shared_memory".to_string());
+    let (color, what) = match kind {
+        MPI_UNDEFINED => (MPI_UNDEFINED, String::new()),
+        MPI_COMM_TYPE_SHARED => shared(node),
+        MPI_COMM_TYPE_HW_GUIDED => match info.get(HW_KEY) {
+            Some("mpi_shared_memory") => shared(node),
+            Some(v) => match level_of(v) {
+                Some(l) => match containing_objects()[l] {
+                    o if o >= 0 => (node * 4096 + o, v.to_string()),
+                    _ => (MPI_UNDEFINED, String::new()),
+                },
+                None => (MPI_UNDEFINED, String::new()),
+            },
+            None => (MPI_UNDEFINED, String::new()),
+        },
+        MPI_COMM_TYPE_HW_UNGUIDED => {
+            // Everyone's node and objects, then the first level (largest resources first)
+            // that splits the communicator.
+            let team = runtime::with(|rt| {
+                let (idx, c) = rt.comm(h)?;
+                Ok(Team::whole(idx, c.size, c.rank, tag::SPLIT))
+            })?;
+            let me = team.me;
+            let mut mine = vec![node];
+            mine.extend(containing_objects());
+            let raw: Vec<u8> = mine.iter().flat_map(|x| x.to_ne_bytes()).collect();
+            let all = Round::new(team, None, Combine::Concat, raw).run()?;
+            let rows: Vec<Vec<i32>> = all
+                .chunks_exact(mine.len() * 4)
+                .map(|r| {
+                    r.chunks_exact(4)
+                        .map(|c| i32::from_ne_bytes(c.try_into().unwrap()))
+                        .collect()
+                })
+                .collect();
+            let color_at = |row: &[i32], l: usize| -> i32 {
+                match l {
+                    0 => row[0],
+                    _ if row[l] < 0 => MPI_UNDEFINED,
+                    _ => row[0] * 4096 + row[l],
+                }
+            };
+            let mut pick = (MPI_UNDEFINED, String::new());
+            for l in 0..mine.len() {
+                let first = color_at(&rows[0], l);
+                if rows.iter().any(|r| color_at(r, l) != first) {
+                    let name = if l == 0 {
+                        "mpi_shared_memory".to_string()
+                    } else {
+                        LEVELS[l - 1].1.to_string()
+                    };
+                    pick = (color_at(&rows[me], l), name);
+                    break;
+                }
+            }
+            pick
+        }
+        other => return fail(MPI_ERR_ARG, format!("invalid split type {other}")),
+    };
+    Ok(split(h, color, key_)?.map(|c| (c, what)))
+}
+
+/// `MPI_Comm_idup` in progress: the agreement advanced by the progress engine, then the
+/// reserved entry is filled and the request completed.
+pub struct IdupOp {
+    agreement: Agreement,
+    plan: DupPlan,
+    attrs: Vec<(i32, usize)>,
+    info: Option<Info>,
+    slot: u32,
+    rid: u32,
+}
+
+impl IdupOp {
+    /// An idup of `plan` into reserved entry `slot`, completing request `rid`.
+    pub fn new(plan: DupPlan, attrs: Vec<(i32, usize)>, info: Info, slot: u32, rid: u32) -> IdupOp {
+        IdupOp {
+            agreement: plan.agreement(),
+            plan,
+            attrs,
+            info: Some(info),
+            slot,
+            rid,
+        }
+    }
+}
+
+impl runtime::Background for IdupOp {
+    fn poll(&mut self, rt: &mut Runtime) -> bool {
+        let result = match self.agreement.poll(rt) {
+            Ok(None) => return false,
+            Ok(Some(id)) => {
+                let bp = self.plan.blueprint(
+                    std::mem::take(&mut self.attrs),
+                    self.info.take().unwrap_or_default(),
+                );
+                rt.fill_comm(self.slot, id, bp)
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = result {
+            if let Some(r) = rt.reqs.get_mut(self.rid) {
+                r.status.error = e.class();
+            }
+        }
+        rt.complete(self.rid);
+        true
+    }
+}

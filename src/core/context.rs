@@ -1,0 +1,204 @@
+//! Context-id agreement: how the members of a new communicator pick a context id that none of
+//! them is using, even when several threads of a process create communicators at once.
+//!
+//! Each process keeps a bit mask of the ids it has free (`ContextPool`). To create a
+//! communicator, its future members AND their masks together (an allreduce, `core::team`)
+//! and take the lowest id left: it is free in every member, so no member can confuse the new
+//! communicator's traffic with another's. Freed communicators return their id to the mask.
+//!
+//! With `MPI_THREAD_MULTIPLE` two threads of one process may run agreements for different
+//! parents at the same time; if both contributed the same mask, both could pick the same id.
+//! So a process lends its mask to one agreement per round (the algorithm of MPICH's
+//! `MPIR_Get_contextid`): the *owner*, which is the waiting agreement with the lowest
+//! priority key, contributes the mask; every other agreement contributes all zeros plus a
+//! cleared "owned" flag, which makes its round fail everywhere (the AND is zero), and it
+//! retries. The priority key is the same on every member (derived from the parent's
+//! context id), so all members of the agreement with the lowest key eventually lend it their
+//! masks in the same round and it succeeds; then the next lowest proceeds. A round that
+//! every member owned and that still yields no id means the ids are exhausted.
+
+use std::collections::BTreeSet;
+
+/// Words in a mask.
+pub const MASK_WORDS: usize = 64;
+/// Number of context ids (`MASK_WORDS * 64`).
+pub const MAX_IDS: u32 = (MASK_WORDS * 64) as u32;
+
+/// What a finished round means for an agreement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// This id is now ours.
+    Got(u32),
+    /// Another agreement held a mask somewhere: run another round.
+    Retry,
+    /// Every member lent its mask and no id is free in all of them.
+    Exhausted,
+}
+
+/// The context ids this process has free, and who may lend them this round.
+#[derive(Debug)]
+pub struct ContextPool {
+    free: [u64; MASK_WORDS],
+    owner: Option<u64>,
+    waiting: BTreeSet<(u64, u64)>,
+    next_ticket: u64,
+}
+
+impl Default for ContextPool {
+    fn default() -> Self {
+        let mut free = [u64::MAX; MASK_WORDS];
+        free[0] &= !0b11; // ids 0 (MPI_COMM_WORLD) and 1 (MPI_COMM_SELF)
+        ContextPool {
+            free,
+            owner: None,
+            waiting: BTreeSet::new(),
+            next_ticket: 1,
+        }
+    }
+}
+
+impl ContextPool {
+    /// Enters an agreement with priority `key` (lower goes first); returns its ticket.
+    pub fn register(&mut self, key: u64) -> u64 {
+        let t = self.next_ticket;
+        self.next_ticket += 1;
+        self.waiting.insert((key, t));
+        t
+    }
+
+    /// Leaves an agreement without an id (on error).
+    pub fn cancel(&mut self, ticket: u64) {
+        self.waiting.retain(|&(_, t)| t != ticket);
+        if self.owner == Some(ticket) {
+            self.owner = None;
+        }
+    }
+
+    /// This round's contribution of agreement `ticket`: the mask and a set "owned" word if it
+    /// may lend the mask, else all zeros.
+    pub fn contribution(&mut self, ticket: u64) -> Vec<u64> {
+        let first = self.waiting.iter().next().map(|&(_, t)| t);
+        if self.owner.is_none() && first == Some(ticket) {
+            self.owner = Some(ticket);
+        }
+        let mut v = vec![0u64; MASK_WORDS + 1];
+        if self.owner == Some(ticket) {
+            v[..MASK_WORDS].copy_from_slice(&self.free);
+            v[MASK_WORDS] = 1;
+        }
+        v
+    }
+
+    /// Concludes a round of agreement `ticket` given the AND of all contributions.
+    pub fn conclude(&mut self, ticket: u64, and: &[u64]) -> Outcome {
+        if self.owner != Some(ticket) {
+            return Outcome::Retry;
+        }
+        self.owner = None;
+        let found = and[..MASK_WORDS]
+            .iter()
+            .enumerate()
+            .find(|(_, &w)| w != 0)
+            .map(|(i, w)| i as u32 * 64 + w.trailing_zeros());
+        match found {
+            Some(id) => {
+                self.free[id as usize / 64] &= !(1u64 << (id % 64));
+                self.waiting.retain(|&(_, t)| t != ticket);
+                Outcome::Got(id)
+            }
+            None if and[MASK_WORDS] == 1 => {
+                self.waiting.retain(|&(_, t)| t != ticket);
+                Outcome::Exhausted
+            }
+            None => Outcome::Retry,
+        }
+    }
+
+    /// Returns `id` to the free mask.
+    pub fn release(&mut self, id: u32) {
+        if id >= 2 && id < MAX_IDS {
+            self.free[id as usize / 64] |= 1u64 << (id % 64);
+        }
+    }
+
+    /// Number of free ids.
+    pub fn free_count(&self) -> u32 {
+        self.free.iter().map(|w| w.count_ones()).sum()
+    }
+}
+
+/// ANDs `b` into `a` word by word (the reduction of an agreement round).
+pub fn and_into(a: &mut [u64], b: &[u64]) {
+    for (x, y) in a.iter_mut().zip(b) {
+        *x &= *y;
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn round(pools: &mut [ContextPool], tickets: &[u64]) -> Vec<Outcome> {
+        let mut acc = vec![u64::MAX; MASK_WORDS + 1];
+        for (p, &t) in pools.iter_mut().zip(tickets) {
+            and_into(&mut acc, &p.contribution(t));
+        }
+        pools
+            .iter_mut()
+            .zip(tickets)
+            .map(|(p, &t)| p.conclude(t, &acc))
+            .collect()
+    }
+
+    #[test]
+    fn agreement_takes_lowest_common_id_and_recycles() {
+        let mut p = [ContextPool::default(), ContextPool::default()];
+        let t: Vec<u64> = p.iter_mut().map(|x| x.register(0)).collect();
+        assert_eq!(round(&mut p, &t), [Outcome::Got(2), Outcome::Got(2)]);
+        // Process 1 alone takes 3 (e.g. a split it is part of).
+        let t1 = p[1].register(0);
+        assert_eq!(round(&mut p[1..], &[t1]), [Outcome::Got(3)]);
+        let t: Vec<u64> = p.iter_mut().map(|x| x.register(0)).collect();
+        assert_eq!(round(&mut p, &t), [Outcome::Got(4), Outcome::Got(4)]);
+        p[0].release(2);
+        p[1].release(2);
+        let t: Vec<u64> = p.iter_mut().map(|x| x.register(0)).collect();
+        assert_eq!(round(&mut p, &t), [Outcome::Got(2), Outcome::Got(2)]);
+    }
+
+    #[test]
+    fn only_the_lowest_key_owns_the_mask() {
+        let mut p = ContextPool::default();
+        let high = p.register(10);
+        let low = p.register(4);
+        // `low` owns; `high` contributes zeros and must retry.
+        assert_eq!(p.contribution(high)[MASK_WORDS], 0);
+        let c = p.contribution(low);
+        assert_eq!(c[MASK_WORDS], 1);
+        assert_eq!(p.conclude(high, &vec![0; MASK_WORDS + 1]), Outcome::Retry);
+        assert_eq!(p.conclude(low, &c), Outcome::Got(2));
+        // Now `high` is first.
+        let c = p.contribution(high);
+        assert_eq!(c[MASK_WORDS], 1);
+        assert_eq!(p.conclude(high, &c), Outcome::Got(3));
+    }
+
+    #[test]
+    fn a_zero_contribution_elsewhere_means_retry_and_exhaustion_is_detected() {
+        let mut p = ContextPool::default();
+        let t = p.register(0);
+        let mut c = p.contribution(t);
+        c[MASK_WORDS] = 0; // another member did not own its mask
+        c[..MASK_WORDS].fill(0);
+        assert_eq!(p.conclude(t, &c), Outcome::Retry);
+        for _ in 2..MAX_IDS {
+            let t = p.register(0);
+            let c = p.contribution(t);
+            assert!(matches!(p.conclude(t, &c), Outcome::Got(_)));
+        }
+        assert_eq!(p.free_count(), 0);
+        let t = p.register(0);
+        let c = p.contribution(t);
+        assert_eq!(p.conclude(t, &c), Outcome::Exhausted);
+    }
+}
