@@ -50,7 +50,7 @@ impl Agreement {
     }
 
     fn step(&mut self, rt: &mut Runtime) -> MpiResult<Option<u32>> {
-        loop {
+        {
             let ticket = *self
                 .ticket
                 .get_or_insert_with(|| rt.contexts.register(self.key));
@@ -72,7 +72,8 @@ impl Agreement {
                     self.ticket = None;
                     return Ok(Some(id));
                 }
-                Outcome::Retry => continue,
+                // Let the agreement that holds the mask progress before the next round.
+                Outcome::Retry => return Ok(None),
                 Outcome::Exhausted => {
                     self.ticket = None;
                     return fail(
