@@ -31,6 +31,8 @@ pub struct Comm {
     pub errh: Errh,
     /// Name (`MPI_Comm_set_name`).
     pub name: String,
+    /// Virtual topology (`MPI_Cart_create`, `MPI_Graph_create`, `MPI_Dist_graph_create*`).
+    pub topo: Option<std::sync::Arc<crate::core::topo::Topology>>,
 }
 
 impl Comm {

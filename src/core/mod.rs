@@ -10,3 +10,4 @@ pub mod p2p;
 pub mod request;
 pub mod runtime;
 pub mod slab;
+pub mod topo;

@@ -12,7 +12,6 @@ use crate::core::comm::{Comm, RankMap, SELF, WORLD};
 use crate::core::errhandler::{Errh, UserErrh};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::group::Group;
-use crate::core::info::Info;
 use crate::core::matching::{Matcher, Unexpected};
 use crate::core::p2p::BsendBuffer;
 use crate::core::request::Request;
@@ -61,8 +60,6 @@ pub struct Runtime {
     pub self_errh_set: bool,
     /// User groups (`MPI_GROUP_EMPTY` is predefined, not stored).
     pub groups: Slab<Group>,
-    /// Info objects (`MPI_INFO_ENV` is predefined, not stored).
-    pub infos: Slab<Info>,
 }
 
 const UNINIT: u8 = 0;
@@ -231,6 +228,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     match build(provided) {
         Ok(rt) => {
             RANK_HINT.store(rt.world_rank, Ordering::Relaxed);
+            crate::core::info::note_init(rt.world_size, provided);
             // SAFETY: state is BUSY, so no other thread reads `rt` until the store below.
             unsafe { *G.rt.get() = Box::into_raw(rt) };
             IS_MAIN.with(|m| m.set(true));
@@ -326,6 +324,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         map: RankMap::Identity,
         errh: Errh::Fatal,
         name: "MPI_COMM_WORLD".into(),
+        topo: None,
     };
     let selfc = Comm {
         ctx: 2,
@@ -334,6 +333,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         map: RankMap::Table(vec![rank as u32]),
         errh: Errh::Fatal,
         name: "MPI_COMM_SELF".into(),
+        topo: None,
     };
     assert_eq!(comms.insert(world), Some(WORLD));
     assert_eq!(comms.insert(selfc), Some(SELF));
@@ -360,7 +360,6 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         processor_name: host,
         self_errh_set: false,
         groups: Slab::new(kind::GROUP),
-        infos: Slab::new(kind::INFO),
     }))
 }
 

@@ -14,11 +14,17 @@
 
 mod abi;
 mod errhandler;
+mod group;
+mod info;
 mod p2p;
 mod runtime;
+mod topo;
 mod util;
 
 pub(crate) use abi::*;
 pub(crate) use errhandler::*;
+pub(crate) use group::*;
+pub(crate) use info::*;
 pub(crate) use p2p::*;
 pub(crate) use runtime::*;
+pub(crate) use topo::*;
