@@ -78,6 +78,8 @@ pub struct Comm {
     pub info: Info,
     /// Hidden communicator (internal use by an intercommunicator): never given to the user.
     pub hidden: bool,
+    /// Virtual topology (`MPI_Cart_create`, `MPI_Graph_create`, `MPI_Dist_graph_create*`).
+    pub topo: Option<std::sync::Arc<crate::core::topo::Topology>>,
 }
 
 impl Comm {
@@ -94,6 +96,7 @@ impl Comm {
             attrs: Vec::new(),
             info: Info::default(),
             hidden: false,
+            topo: None,
         }
     }
 

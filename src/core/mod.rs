@@ -15,3 +15,4 @@ pub mod request;
 pub mod runtime;
 pub mod slab;
 pub mod team;
+pub mod topo;

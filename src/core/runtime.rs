@@ -14,7 +14,6 @@ use crate::core::context::ContextPool;
 use crate::core::errhandler::{Errh, UserErrh};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::group::Group;
-use crate::core::info::Info;
 use crate::core::matching::{Matcher, Unexpected};
 use crate::core::p2p::BsendBuffer;
 use crate::core::request::Request;
@@ -63,8 +62,6 @@ pub struct Runtime {
     pub self_errh_set: bool,
     /// User groups (`MPI_GROUP_EMPTY` is predefined, not stored).
     pub groups: Slab<Group>,
-    /// Info objects (`MPI_INFO_ENV` is predefined, not stored).
-    pub infos: Slab<Info>,
     /// Context ids free in this process.
     pub contexts: ContextPool,
     /// Attribute keyvals.
@@ -245,6 +242,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     match build(provided) {
         Ok(rt) => {
             RANK_HINT.store(rt.world_rank, Ordering::Relaxed);
+            crate::core::info::note_init(rt.world_size, provided);
             // SAFETY: state is BUSY, so no other thread reads `rt` until the store below.
             unsafe { *G.rt.get() = Box::into_raw(rt) };
             IS_MAIN.with(|m| m.set(true));
@@ -368,7 +366,6 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         processor_name: host,
         self_errh_set: false,
         groups: Slab::new(kind::GROUP),
-        infos: Slab::new(kind::INFO),
         contexts: ContextPool::default(),
         keyvals: Keyvals::default(),
         background: Vec::new(),

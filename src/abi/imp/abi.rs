@@ -70,8 +70,8 @@ conversions! {
     MPI_Message_toint, MPI_Message_fromint, MPI_Message, MPI_MESSAGE_NULL, kind::MESSAGE, |rt: &Runtime, ix| rt.messages.get(ix).map(|_| rt.messages.handle(ix));
     MPI_Type_toint, MPI_Type_fromint, MPI_Datatype, MPI_DATATYPE_NULL, kind::DATATYPE, none;
     MPI_Op_toint, MPI_Op_fromint, MPI_Op, MPI_OP_NULL, kind::OP, none;
-    MPI_Group_toint, MPI_Group_fromint, MPI_Group, MPI_GROUP_NULL, kind::GROUP, none;
-    MPI_Info_toint, MPI_Info_fromint, MPI_Info, MPI_INFO_NULL, kind::INFO, none;
+    MPI_Group_toint, MPI_Group_fromint, MPI_Group, MPI_GROUP_NULL, kind::GROUP, |rt: &Runtime, ix| rt.groups.get(ix).map(|_| rt.groups.handle(ix));
+    MPI_Info_toint, MPI_Info_fromint, MPI_Info, MPI_INFO_NULL, kind::INFO, |_: &Runtime, ix| crate::core::info::handle_at(ix);
     MPI_Win_toint, MPI_Win_fromint, MPI_Win, MPI_WIN_NULL, 0usize, none;
     MPI_File_toint, MPI_File_fromint, MPI_File, MPI_FILE_NULL, 0usize, none;
     MPI_Session_toint, MPI_Session_fromint, MPI_Session, MPI_SESSION_NULL, 0usize, none;

@@ -16,25 +16,12 @@ use core::ffi::{c_char, c_int};
 
 /// The world ranks of group handle `h`.
 fn group_members(rt: &Runtime, h: usize) -> MpiResult<Vec<u32>> {
-    if h == MPI_GROUP_EMPTY {
-        return Ok(Vec::new());
-    }
-    match rt.groups.decode(h).and_then(|i| rt.groups.get(i)) {
-        Some(g) => Ok(g.members.clone()),
-        None if h == MPI_GROUP_NULL => fail(MPI_ERR_GROUP, "the group is MPI_GROUP_NULL"),
-        None => fail(MPI_ERR_GROUP, format!("invalid group handle {h:#x}")),
-    }
+    Ok(rt.group(h)?.members.clone())
 }
 
 /// The contents of info handle `h` (`MPI_INFO_NULL`: empty).
-fn info_contents(rt: &Runtime, h: usize) -> MpiResult<Info> {
-    if h == MPI_INFO_NULL {
-        return Ok(Info::default());
-    }
-    match rt.infos.decode(h).and_then(|i| rt.infos.get(i)) {
-        Some(i) => Ok(i.clone()),
-        None => fail(MPI_ERR_INFO, format!("invalid info handle {h:#x}")),
-    }
+fn info_contents(_rt: &Runtime, h: usize) -> MpiResult<Info> {
+    Ok(crate::core::info::lookup_opt(h)?.unwrap_or_default())
 }
 
 /// The hints a communicator keeps (and `MPI_Comm_get_info` returns): the MPI assertions,
@@ -329,10 +316,7 @@ pub(crate) unsafe fn MPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group
                 )
             }
         };
-        match rt.groups.insert(Group { members }) {
-            Some(i) => Ok(rt.groups.handle(i)),
-            None => fail(MPI_ERR_INTERN, "too many groups"),
-        }
+        rt.new_group(Group { members })
     })? as MPI_Group;
     Ok(())
 }
@@ -384,10 +368,7 @@ pub(crate) unsafe fn MPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info)
     let slot = out(info_used, "info_used")?;
     *slot = runtime::with(|rt| {
         let info = rt.comm(comm as usize)?.1.info.clone();
-        match rt.infos.insert(info) {
-            Some(i) => Ok(rt.infos.handle(i)),
-            None => fail(MPI_ERR_INTERN, "too many info objects"),
-        }
+        crate::core::info::create(info)
     })? as MPI_Info;
     Ok(())
 }
