@@ -104,6 +104,8 @@ pub struct Blueprint {
     pub info: Info,
     /// Attributes (already copied by the caller).
     pub attrs: Vec<(i32, usize)>,
+    /// Virtual topology.
+    pub topo: Option<std::sync::Arc<crate::core::topo::Topology>>,
 }
 
 /// Context of a reserved communicator entry (never a real context: ids are below
@@ -181,6 +183,7 @@ impl Runtime {
         c.remote = remote;
         c.info = bp.info;
         c.attrs = bp.attrs;
+        c.topo = bp.topo;
         *self.comms.get_mut(idx).expect("reserved entry") = c;
         Ok(())
     }
@@ -246,6 +249,7 @@ pub struct DupPlan {
     pub errh: Errh,
     /// Parent's hints.
     pub info: Info,
+    topo: Option<std::sync::Arc<crate::core::topo::Topology>>,
 }
 
 /// Reads what a duplicate of communicator handle `h` needs.
@@ -264,6 +268,7 @@ pub fn plan_dup(rt: &Runtime, h: usize) -> MpiResult<DupPlan> {
             .map(|r| (r.map.members(r.size), r.local_first)),
         errh: c.errh,
         info: c.info.clone(),
+        topo: c.topo.clone(),
     })
 }
 
@@ -281,6 +286,7 @@ impl DupPlan {
             errh: self.errh,
             info,
             attrs,
+            topo: self.topo.clone(),
         }
     }
 }
@@ -348,6 +354,7 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
                 errh,
                 info: Info::default(),
                 attrs: Vec::new(),
+                topo: None,
             },
         )
         .map(Some)
@@ -396,6 +403,7 @@ fn finish_group_comm(id: u32, group: Vec<u32>, errh: Errh) -> MpiResult<Option<u
                 errh,
                 info: Info::default(),
                 attrs: Vec::new(),
+                topo: None,
             },
         )
         .map(Some)
@@ -532,6 +540,7 @@ fn intercomm(
                 errh,
                 info: Info::default(),
                 attrs: Vec::new(),
+                topo: None,
             },
         )
     })
@@ -690,6 +699,7 @@ pub fn intercomm_merge(h: usize, high: bool) -> MpiResult<usize> {
                 errh,
                 info: Info::default(),
                 attrs: Vec::new(),
+                topo: None,
             },
         )
     })
@@ -836,4 +846,57 @@ impl runtime::Background for IdupOp {
         rt.complete(self.rid);
         true
     }
+}
+
+/// `MPI_Dist_graph_create`: every process names some edges `(source, destination, weight)`
+/// of the graph; each process learns the edges that start or end at it. Returns
+/// (sources, source weights, destinations, destination weights) of this process, in the
+/// order the edges were named (by naming rank, then position).
+#[allow(clippy::type_complexity)]
+pub fn gather_edges(
+    h: usize,
+    edges: &[(i32, i32, i32)],
+) -> MpiResult<(Vec<i32>, Vec<i32>, Vec<i32>, Vec<i32>)> {
+    let (team, me) = runtime::with(|rt| {
+        let (idx, c) = rt.comm(h)?;
+        Ok((Team::whole(idx, c.size, c.rank, tag::GROUP), c.rank))
+    })?;
+    let counts = Round::new(
+        team.clone(),
+        None,
+        Combine::Concat,
+        (edges.len() as u64).to_ne_bytes().to_vec(),
+    )
+    .run()?;
+    let max = counts
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap()) as usize)
+        .max()
+        .unwrap_or(0);
+    let mut mine = vec![0u8; 4 + max * 12];
+    mine[..4].copy_from_slice(&(edges.len() as u32).to_ne_bytes());
+    for (i, (s, d, w)) in edges.iter().enumerate() {
+        let at = 4 + i * 12;
+        mine[at..at + 4].copy_from_slice(&s.to_ne_bytes());
+        mine[at + 4..at + 8].copy_from_slice(&d.to_ne_bytes());
+        mine[at + 8..at + 12].copy_from_slice(&w.to_ne_bytes());
+    }
+    let all = Round::new(team, None, Combine::Concat, mine).run()?;
+    let int = |b: &[u8]| i32::from_ne_bytes(b.try_into().unwrap());
+    let (mut src, mut srcw, mut dst, mut dstw) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for block in all.chunks_exact(4 + max * 12) {
+        let n = u32::from_ne_bytes(block[..4].try_into().unwrap()) as usize;
+        for e in block[4..4 + n * 12].chunks_exact(12) {
+            let (s, d, w) = (int(&e[..4]), int(&e[4..8]), int(&e[8..]));
+            if s == me {
+                dst.push(d);
+                dstw.push(w);
+            }
+            if d == me {
+                src.push(s);
+                srcw.push(w);
+            }
+        }
+    }
+    Ok((src, srcw, dst, dstw))
 }

@@ -55,7 +55,7 @@ impl Group {
 
     /// The local group of an intracommunicator (its ranks in order).
     pub fn of_comm(c: &Comm) -> Group {
-        Group::new((0..c.size).map(|r| c.world_rank(r)).collect())
+        Group::new(c.members())
     }
 
     /// Number of processes.

@@ -21,6 +21,7 @@ mod info;
 mod p2p;
 mod runtime;
 mod topo;
+mod topo_create;
 mod util;
 
 pub(crate) use abi::*;
@@ -32,3 +33,4 @@ pub(crate) use info::*;
 pub(crate) use p2p::*;
 pub(crate) use runtime::*;
 pub(crate) use topo::*;
+pub(crate) use topo_create::*;
