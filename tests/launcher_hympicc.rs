@@ -49,7 +49,7 @@ fn show_and_info_in_the_checkout() {
     let out = hympicc(exe, &["-show", "-O2", "x.c", "-o", "x"], &[]);
     assert!(out.status.success());
     let want = format!(
-        "cc -I{} -O2 x.c -o x {}/libhympi.a -lpthread -ldl -lm -lrt\n",
+        "cc -I{} -O2 x.c -o x {}/libhympi.a -lhwloc -lpthread -ldl -lm -lrt\n",
         include.display(),
         dir.display()
     );
@@ -62,7 +62,7 @@ fn show_and_info_in_the_checkout() {
     let out = hympicc(exe, &["-compile_info"], &[]);
     assert_eq!(text(&out.stdout), format!("cc -I{}\n", include.display()));
     let out = hympicc(exe, &["-link_info"], &[]);
-    assert!(text(&out.stdout).ends_with("/libhympi.a -lpthread -ldl -lm -lrt\n"));
+    assert!(text(&out.stdout).ends_with("/libhympi.a -lhwloc -lpthread -ldl -lm -lrt\n"));
 }
 
 #[test]

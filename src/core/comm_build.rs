@@ -50,37 +50,35 @@ impl Agreement {
     }
 
     fn step(&mut self, rt: &mut Runtime) -> MpiResult<Option<u32>> {
-        {
-            let ticket = *self
-                .ticket
-                .get_or_insert_with(|| rt.contexts.register(self.key));
-            if self.round.is_none() {
-                let mine = team::bytes(&rt.contexts.contribution(ticket));
-                self.round = Some(Round::new(
-                    self.team.clone(),
-                    self.bridge,
-                    Combine::And,
-                    mine,
-                ));
+        let ticket = *self
+            .ticket
+            .get_or_insert_with(|| rt.contexts.register(self.key));
+        if self.round.is_none() {
+            let mine = team::bytes(&rt.contexts.contribution(ticket));
+            self.round = Some(Round::new(
+                self.team.clone(),
+                self.bridge,
+                Combine::And,
+                mine,
+            ));
+        }
+        let Some(and) = self.round.as_mut().unwrap().poll(rt)? else {
+            return Ok(None);
+        };
+        self.round = None;
+        match rt.contexts.conclude(ticket, &team::words(&and)) {
+            Outcome::Got(id) => {
+                self.ticket = None;
+                Ok(Some(id))
             }
-            let Some(and) = self.round.as_mut().unwrap().poll(rt)? else {
-                return Ok(None);
-            };
-            self.round = None;
-            match rt.contexts.conclude(ticket, &team::words(&and)) {
-                Outcome::Got(id) => {
-                    self.ticket = None;
-                    return Ok(Some(id));
-                }
-                // Let the agreement that holds the mask progress before the next round.
-                Outcome::Retry => return Ok(None),
-                Outcome::Exhausted => {
-                    self.ticket = None;
-                    return fail(
-                        MPI_ERR_OTHER,
-                        "no context id is free in all members: too many communicators (free some)",
-                    );
-                }
+            // Let the agreement that holds the mask progress before the next round.
+            Outcome::Retry => Ok(None),
+            Outcome::Exhausted => {
+                self.ticket = None;
+                fail(
+                    MPI_ERR_OTHER,
+                    "no context id is free in all members: too many communicators (free some)",
+                )
             }
         }
     }

@@ -116,7 +116,7 @@ impl ContextPool {
 
     /// Returns `id` to the free mask.
     pub fn release(&mut self, id: u32) {
-        if id >= 2 && id < MAX_IDS {
+        if (2..MAX_IDS).contains(&id) {
             self.free[id as usize / 64] |= 1u64 << (id % 64);
         }
     }
@@ -191,6 +191,7 @@ mod tests {
         c[MASK_WORDS] = 0; // another member did not own its mask
         c[..MASK_WORDS].fill(0);
         assert_eq!(p.conclude(t, &c), Outcome::Retry);
+        p.cancel(t);
         for _ in 2..MAX_IDS {
             let t = p.register(0);
             let c = p.contribution(t);
