@@ -63,6 +63,11 @@ pub struct Runtime {
     pub groups: Slab<Group>,
     /// Info objects (`MPI_INFO_ENV` is predefined, not stored).
     pub infos: Slab<Info>,
+    /// User datatypes (predefined ones are not stored).
+    pub types: Slab<crate::core::datatype::TypeEntry>,
+    /// Noncontiguous rendezvous sends whose segments average at least this many bytes are
+    /// copied by a vectored CMA read; smaller pieces are streamed packed.
+    pub dt_iov_min: usize,
 }
 
 const UNINIT: u8 = 0;
@@ -361,6 +366,8 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         self_errh_set: false,
         groups: Slab::new(kind::GROUP),
         infos: Slab::new(kind::INFO),
+        types: Slab::new(kind::DATATYPE),
+        dt_iov_min: config::int("HYMPI_DT_IOV_MIN").max(0) as usize,
     }))
 }
 

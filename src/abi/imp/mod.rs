@@ -13,12 +13,14 @@
 #![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
 
 mod abi;
+mod datatype;
 mod errhandler;
 mod p2p;
 mod runtime;
 mod util;
 
 pub(crate) use abi::*;
+pub(crate) use datatype::*;
 pub(crate) use errhandler::*;
 pub(crate) use p2p::*;
 pub(crate) use runtime::*;
