@@ -26,11 +26,11 @@ unsafe fn arr<'a, T>(p: *const T, n: usize, what: &str) -> MpiResult<&'a [T]> {
     Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
-/// A block length: `MPI_ERR_ARG` when negative.
+/// A block length: `MPI_ERR_COUNT` when negative (as MPICH).
 fn blocklen(b: i64) -> MpiResult<usize> {
     if b < 0 {
         return fail(
-            MPI_ERR_ARG,
+            MPI_ERR_COUNT,
             format!("invalid block length {b} (must be non-negative)"),
         );
     }
