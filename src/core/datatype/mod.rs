@@ -365,3 +365,6 @@ mod tests {
         assert_eq!(lookup(crate::abi::consts::MPI_UINT64_T).unwrap().size, 8);
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod proptests;
