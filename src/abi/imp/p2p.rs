@@ -1257,13 +1257,15 @@ pub(crate) unsafe fn MPI_Status_set_elements_c(
         Some(b) if d.elements == d.size as u64 / b.size.max(1) as u64 => n * b.size as u64,
         _ if d.elements == 0 => 0,
         _ if n % d.elements == 0 => n / d.elements * d.size as u64,
-        _ => return fail(
-            MPI_ERR_ARG,
-            format!(
+        _ => {
+            return fail(
+                MPI_ERR_ARG,
+                format!(
                 "{n} basic elements are not a whole number of elements of this datatype ({} each)",
                 d.elements
             ),
-        ),
+            )
+        }
     };
     request::set_bytes(st, bytes);
     Ok(())

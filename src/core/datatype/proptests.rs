@@ -30,12 +30,18 @@ fn spec() -> impl Strategy<Value = Spec> {
                 .prop_map(|(n, b, s, c)| Spec::Vector(n, b, s, Box::new(c))),
             (0usize..4, 0usize..3, -40isize..41, inner.clone())
                 .prop_map(|(n, b, s, c)| Spec::Hvector(n, b, s, Box::new(c))),
-            (prop::collection::vec((0usize..3, -5isize..6), 0..4), inner.clone())
+            (
+                prop::collection::vec((0usize..3, -5isize..6), 0..4),
+                inner.clone()
+            )
                 .prop_map(|(v, c)| Spec::Indexed(v, Box::new(c))),
             prop::collection::vec((0usize..3, -32isize..33, inner.clone()), 1..4)
                 .prop_map(Spec::Struct),
-            (-16isize..17, 0isize..40, inner.clone())
-                .prop_map(|(l, e, c)| Spec::Resized(l, e, Box::new(c))),
+            (-16isize..17, 0isize..40, inner.clone()).prop_map(|(l, e, c)| Spec::Resized(
+                l,
+                e,
+                Box::new(c)
+            )),
             (
                 prop::collection::vec((1usize..4, 0usize..4, 0usize..4), 1..4),
                 any::<bool>(),
