@@ -70,6 +70,9 @@ pub enum Payload {
         addr: u64,
         /// Message length.
         total: u64,
+        /// How `addr` is to be read: 0 contiguous, [`RTS_STREAM`] only through a stream,
+        /// else the number of (address, length) segments listed at `addr`.
+        nseg: u64,
     },
     /// A message from this process to itself that was not buffered: the sender's request
     /// `sreq` completes when the data is copied from `addr`.
@@ -96,6 +99,9 @@ impl Payload {
         self.len() == 0
     }
 }
+
+/// `Payload::Rendezvous::nseg` of a sender whose data must be streamed (packed into cells).
+pub const RTS_STREAM: u64 = u64::MAX;
 
 /// A message that arrived before its receive.
 #[derive(Debug)]

@@ -8,9 +8,9 @@
 
 use crate::abi::consts::*;
 use crate::core::comm::Comm;
-use crate::core::datatype::TypeInfo;
+use crate::core::datatype::{Layout, TypeInfo};
 use crate::core::error::{fail, MpiResult};
-use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
+use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected, RTS_STREAM};
 use crate::core::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
 use crate::core::runtime::Runtime;
 use crate::transport::shm::segment::CellKind;
@@ -54,7 +54,7 @@ impl BsendBuffer {
 }
 
 /// Validated arguments of a send.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SendArgs {
     /// Communicator index.
     pub comm: u32,
@@ -70,10 +70,37 @@ pub struct SendArgs {
     pub mode: SendMode,
     /// Element layout of the datatype.
     pub unit: TypeInfo,
+    /// Noncontiguous derived datatype: `buf` is its base and `bytes` the packed length.
+    pub layout: Option<Layout>,
+}
+
+impl SendArgs {
+    /// A private copy of the message data (packed for derived types), for sends whose buffer
+    /// may change before they complete (`MPI_Isendrecv_replace`). Points `self` at nothing:
+    /// the caller points `buf` at the copy's final home.
+    pub fn take_copy(&mut self) -> Vec<u8> {
+        match self.layout.take() {
+            Some(l) => {
+                let mut v = vec![0u8; l.bytes()];
+                // SAFETY: `buf` is the base of a valid send of this layout.
+                unsafe { l.pack(self.buf as usize, 0, &mut v) };
+                self.unit = TypeInfo {
+                    size: 1,
+                    extent: 1,
+                    head: 1,
+                    tail_at: 1,
+                    basic: 1,
+                };
+                v
+            }
+            // SAFETY: the send buffer holds `bytes` bytes (checked at validation).
+            None => unsafe { raw_slice(self.buf, self.bytes) }.to_vec(),
+        }
+    }
 }
 
 /// Validated arguments of a receive.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RecvArgs {
     /// Communicator index.
     pub comm: u32,
@@ -87,6 +114,8 @@ pub struct RecvArgs {
     pub cap: usize,
     /// Element layout of the datatype.
     pub unit: TypeInfo,
+    /// Noncontiguous derived datatype: `buf` is its base and `cap` the packed capacity.
+    pub layout: Option<Layout>,
 }
 
 /// Checks a destination rank.
@@ -243,6 +272,9 @@ impl Runtime {
             self.complete(rid);
             return Ok(());
         }
+        if a.layout.is_some() {
+            return self.start_send_layout(rid, a);
+        }
         if a.unit.size != a.unit.extent {
             // A datatype with holes: the message carries only the data.
             let packed = pack(a.buf, a.bytes, a.unit);
@@ -294,6 +326,75 @@ impl Runtime {
         if sent && kind == CellKind::Eager {
             self.complete(rid);
         }
+        Ok(())
+    }
+
+    /// Starts a send whose buffer is laid out by a derived datatype: small messages, buffered
+    /// ones and those to oneself are packed into the request; large ones to a node peer are
+    /// announced by their segment list (the receiver copies them with one vectored CMA read)
+    /// or, for layouts of small pieces and without CMA, streamed packed through cells.
+    #[cold]
+    fn start_send_layout(&mut self, rid: u32, mut a: SendArgs) -> MpiResult<()> {
+        let l = a.layout.take().expect("layout send");
+        let bytes = l.bytes();
+        let world = {
+            let c = self.comms.get(a.comm).expect("validated communicator");
+            c.world_rank(a.dest)
+        };
+        let to_peer = world as i32 != self.world_rank && self.shm.is_some();
+        if !to_peer || a.mode == SendMode::Buffered || bytes <= self.eager_max {
+            let mut packed = vec![0u8; bytes];
+            // SAFETY: `buf` is the base of a valid send of this layout.
+            unsafe { l.pack(a.buf as usize, 0, &mut packed) };
+            let e = self.reqs.get_mut(rid).unwrap().extra();
+            e.scratch = packed;
+            a.buf = e.scratch.as_ptr();
+            a.bytes = bytes;
+            a.unit = TypeInfo {
+                size: 1,
+                extent: 1,
+                head: 1,
+                tail_at: 1,
+                basic: 1,
+            };
+            return self.start_send(rid, a);
+        }
+        let c = self.comms.get(a.comm).expect("validated communicator");
+        let env = Envelope {
+            ctx: c.ctx,
+            src: c.rank,
+            tag: a.tag,
+        };
+        let dest = self.local_of_world[world as usize];
+        let token = self.reqs.token(rid);
+        let iov_min = self.dt_iov_min;
+        let shm = self.shm.as_mut().expect("node transport");
+        let vectored = shm.cma_enabled() && l.avg_segment() >= iov_min;
+        let r = self.reqs.get_mut(rid).unwrap();
+        r.buf = a.buf as *mut u8;
+        r.cap = bytes;
+        let e = r.extra();
+        let (addr, nseg) = if vectored {
+            let segs = l.segments(a.buf as usize, 0, bytes, usize::MAX);
+            e.iov = segs
+                .iov
+                .iter()
+                .map(|&(p, n)| [p as u64, n as u64])
+                .collect();
+            (e.iov.as_ptr() as u64, e.iov.len() as u64)
+        } else {
+            (0, RTS_STREAM)
+        };
+        // Kept for a streamed copy (no CMA, or asked for by `nseg`).
+        e.layout = Some(l);
+        shm.send_or_queue(Outgoing::RtsV {
+            dest,
+            env,
+            sreq: token,
+            addr,
+            total: bytes as u64,
+            nseg,
+        });
         Ok(())
     }
 
@@ -365,7 +466,7 @@ impl Runtime {
     /// Starts a receive on request `rid` (already allocated).
     #[inline(always)]
     pub fn start_recv(&mut self, rid: u32, a: RecvArgs) -> MpiResult<()> {
-        self.prepare_recv(rid, a.buf, a.cap, a.unit);
+        self.prepare_recv(rid, a.buf, a.cap, a.unit, a.layout);
         if a.src == MPI_PROC_NULL {
             self.reqs.get_mut(rid).unwrap().status = Status::PROC_NULL;
             self.complete(rid);
@@ -390,10 +491,26 @@ impl Runtime {
     }
 
     /// Points receive request `rid` at its buffer (`span` bytes of elements laid out as
-    /// `unit`); a datatype with holes receives into a packed scratch buffer first.
+    /// `unit`, or a derived layout of `span` packed bytes); a predefined type with holes
+    /// receives into a packed scratch buffer first, a derived layout is unpacked into as the
+    /// data arrives.
     #[inline(always)]
-    pub fn prepare_recv(&mut self, rid: u32, buf: *mut u8, span: usize, unit: TypeInfo) {
+    pub fn prepare_recv(
+        &mut self,
+        rid: u32,
+        buf: *mut u8,
+        span: usize,
+        unit: TypeInfo,
+        layout: Option<Layout>,
+    ) {
         let r = self.reqs.get_mut(rid).unwrap();
+        if let Some(l) = layout {
+            r.buf = buf;
+            r.cap = span;
+            r.noncontig = true;
+            r.extra().layout = Some(l);
+            return;
+        }
         if unit.size == unit.extent {
             r.buf = buf;
             r.cap = span;
@@ -428,12 +545,13 @@ impl Runtime {
                 sreq,
                 addr,
                 total,
+                nseg,
             } => {
                 let mut shm = self
                     .shm
                     .take()
                     .expect("rendezvous implies the node transport");
-                self.recv_rendezvous(&mut shm, rid, u.env, src_local, sreq, addr, total);
+                self.recv_rendezvous(&mut shm, rid, u.env, src_local, sreq, addr, total, nseg);
                 self.shm = Some(shm);
             }
         }
@@ -446,9 +564,13 @@ impl Runtime {
     fn finish_recv(&mut self, rid: u32, env: Envelope, data: &[u8], total: u64) {
         let r = self.reqs.get_mut(rid).expect("live receive request");
         let n = data.len().min(r.cap);
-        // SAFETY: the receive buffer holds `cap` ≥ n bytes; the regions are distinct (MPI
-        // forbids overlapping send and receive buffers).
-        unsafe { copy_bytes(data.as_ptr(), r.buf, n) };
+        if r.noncontig {
+            deliver_layout(r, 0, &data[..n]);
+        } else {
+            // SAFETY: the receive buffer holds `cap` ≥ n bytes; the regions are distinct (MPI
+            // forbids overlapping send and receive buffers).
+            unsafe { copy_bytes(data.as_ptr(), r.buf, n) };
+        }
         r.status = Status {
             source: env.src,
             tag: env.tag,
@@ -484,9 +606,13 @@ impl Runtime {
         sreq: u64,
         addr: u64,
         total: u64,
+        nseg: u64,
     ) {
         let token = self.reqs.token(rid);
         let r = self.reqs.get_mut(rid).expect("live receive request");
+        if nseg != 0 || r.noncontig {
+            return self.recv_rendezvous_v(shm, rid, env, src_local, sreq, addr, total, nseg);
+        }
         let n = (total as usize).min(r.cap);
         if shm.cma_enabled() && n >= self.split_min && shm.peer_waiting(src_local) {
             // Two cores copy: the waiting sender writes the tail, we read the head.
@@ -567,6 +693,70 @@ impl Runtime {
         });
     }
 
+    /// Rendezvous receive where a side is noncontiguous: one vectored CMA copy from the
+    /// sender's segments straight into the receiver's (no pack buffer), or a stream of packed
+    /// cells when CMA is off or the sender asked for it.
+    #[allow(clippy::too_many_arguments)]
+    #[cold]
+    fn recv_rendezvous_v(
+        &mut self,
+        shm: &mut ShmEngine,
+        rid: u32,
+        env: Envelope,
+        src_local: u32,
+        sreq: u64,
+        addr: u64,
+        total: u64,
+        nseg: u64,
+    ) {
+        let token = self.reqs.token(rid);
+        let r = self.reqs.get_mut(rid).expect("live receive request");
+        let n = (total as usize).min(r.cap);
+        if shm.cma_enabled() && nseg != RTS_STREAM {
+            let ok = vectored_read(shm, r, src_local, addr, n, nseg).is_ok();
+            r.status = Status {
+                source: env.src,
+                tag: env.tag,
+                error: if !ok {
+                    MPI_ERR_OTHER
+                } else if total as usize > r.cap {
+                    MPI_ERR_TRUNCATE
+                } else {
+                    MPI_SUCCESS
+                },
+                bytes: n as u64,
+                cancelled: false,
+            };
+            self.complete(rid);
+            shm.send_or_queue(Outgoing::Reply {
+                dest: src_local,
+                kind: CellKind::Fin,
+                sreq,
+                rreq: 0,
+            });
+            return;
+        }
+        let e = r.extra();
+        e.stream_total = total;
+        e.stream_got = 0;
+        r.status = Status {
+            source: env.src,
+            tag: env.tag,
+            error: MPI_SUCCESS,
+            bytes: 0,
+            cancelled: false,
+        };
+        if total == 0 {
+            self.complete(rid);
+        }
+        shm.send_or_queue(Outgoing::Reply {
+            dest: src_local,
+            kind: CellKind::Cts,
+            sreq,
+            rreq: token,
+        });
+    }
+
     /// One round of progress: flush queued sends, handle arrived cells.
     #[inline]
     pub fn progress(&mut self) -> MpiResult<bool> {
@@ -605,8 +795,12 @@ impl Runtime {
                     // Copy straight from the cell into the user buffer.
                     let r = self.reqs.get_mut(p.req).expect("live receive request");
                     let n = data.len().min(r.cap);
-                    // SAFETY: receive buffer holds `cap` ≥ n bytes; the cell is ours.
-                    unsafe { copy_bytes(data.as_ptr(), r.buf, n) };
+                    if r.noncontig {
+                        deliver_layout(r, 0, &data[..n]);
+                    } else {
+                        // SAFETY: receive buffer holds `cap` ≥ n bytes; the cell is ours.
+                        unsafe { copy_bytes(data.as_ptr(), r.buf, n) };
+                    }
                     r.status = Status {
                         source: m.env.src,
                         tag: m.env.tag,
@@ -640,13 +834,23 @@ impl Runtime {
             CellKind::Rts => {
                 shm.release(m.cell);
                 if let Some(p) = self.matcher.take_posted(&m.env) {
-                    self.recv_rendezvous(shm, p.req, m.env, m.src_local, m.sreq, m.addr, m.total);
+                    self.recv_rendezvous(
+                        shm,
+                        p.req,
+                        m.env,
+                        m.src_local,
+                        m.sreq,
+                        m.addr,
+                        m.total,
+                        m.rreq,
+                    );
                 } else {
                     let payload = Payload::Rendezvous {
                         src_local: m.src_local,
                         sreq: m.sreq,
                         addr: m.addr,
                         total: m.total,
+                        nseg: m.rreq,
                     };
                     self.matcher.unexpected.push_back(Unexpected {
                         env: m.env,
@@ -729,8 +933,14 @@ impl Runtime {
                     let off = m.addr as usize;
                     if off < r.cap {
                         let n = data.len().min(r.cap - off);
-                        // SAFETY: off + n ≤ cap, inside the receive buffer.
-                        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf.add(off), n) };
+                        if r.noncontig {
+                            deliver_layout(r, off, &data[..n]);
+                        } else {
+                            // SAFETY: off + n ≤ cap, inside the receive buffer.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf.add(off), n)
+                            };
+                        }
                     }
                     let e = r.extra();
                     e.stream_got += data.len() as u64;
@@ -756,7 +966,8 @@ impl Runtime {
             return;
         };
         let r = self.reqs.get(rid).unwrap();
-        shm.start_stream(dest, sreq, rreq, r.buf as *const u8, r.cap);
+        let layout = r.extra.as_ref().and_then(|e| e.layout.clone());
+        shm.start_stream(dest, sreq, rreq, r.buf as *const u8, r.cap, layout);
     }
 }
 
@@ -841,6 +1052,91 @@ fn unpack_on_completion(r: &mut crate::core::request::Request) {
         }
     }
     e.scratch = Vec::new();
+}
+
+/// Unpacks `data` as bytes `[off, off + data.len())` of noncontiguous receive `r`.
+#[cold]
+fn deliver_layout(r: &mut crate::core::request::Request, off: usize, data: &[u8]) {
+    let base = r.buf as usize;
+    let l = r
+        .extra
+        .as_ref()
+        .and_then(|e| e.layout.as_ref())
+        .expect("noncontiguous receive has a layout");
+    // SAFETY: the receive buffer is a valid buffer of this layout, and `off + len` is within
+    // its packed capacity (callers cut at `cap`).
+    unsafe { l.unpack(base, off, data) };
+}
+
+/// Copies `n` bytes of a rendezvous message from local rank `src` into receive `r`: the
+/// sender's data is one block at `addr` (`nseg` 0) or `nseg` segments listed at `addr`; the
+/// receiver's is its buffer or its layout's segments. One `process_vm_readv` per batch of up
+/// to `IOV_MAX` segments on either side.
+fn vectored_read(
+    shm: &ShmEngine,
+    r: &crate::core::request::Request,
+    src: u32,
+    addr: u64,
+    n: usize,
+    nseg: u64,
+) -> std::io::Result<()> {
+    use crate::platform::cma::IOV_MAX;
+    let remote: Vec<(usize, usize)> = if nseg == 0 {
+        vec![(addr as usize, n)]
+    } else {
+        let mut list = vec![[0u64; 2]; nseg as usize];
+        // SAFETY: `list` holds nseg * 16 writable bytes.
+        unsafe { shm.cma_read(src, addr, list.as_mut_ptr().cast(), nseg as usize * 16)? };
+        list.iter()
+            .map(|s| (s[0] as usize, s[1] as usize))
+            .collect()
+    };
+    let layout = r.extra.as_ref().and_then(|e| e.layout.as_ref());
+    let (mut ri, mut roff) = (0usize, 0usize);
+    let mut done = 0usize;
+    while done < n {
+        let local = match (r.noncontig, layout) {
+            (true, Some(l)) => l.segments(r.buf as usize, done, n, IOV_MAX).iov,
+            _ => vec![(r.buf as usize + done, n - done)],
+        };
+        let mut rem = Vec::with_capacity(IOV_MAX.min(remote.len() - ri));
+        let mut want = n - done;
+        let (mut j, mut o) = (ri, roff);
+        while want > 0 && j < remote.len() && rem.len() < IOV_MAX {
+            let take = (remote[j].1 - o).min(want);
+            rem.push((remote[j].0 + o, take));
+            want -= take;
+            o += take;
+            if o == remote[j].1 {
+                j += 1;
+                o = 0;
+            }
+        }
+        // SAFETY: the local segments lie in the receive buffer (its layout's segments within
+        // the packed capacity, or `[buf + done, buf + n)`).
+        let got = unsafe { shm.cma_readv(src, &local, &rem)? };
+        if got == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "vectored copy made no progress",
+            ));
+        }
+        done += got;
+        // Advance the remote cursor by `got` bytes.
+        let mut adv = got;
+        while adv > 0 && ri < remote.len() {
+            let left = remote[ri].1 - roff;
+            if adv >= left {
+                adv -= left;
+                ri += 1;
+                roff = 0;
+            } else {
+                roff += adv;
+                adv = 0;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Bit set in a `SplitDone`'s receiver token when the sender could not write its part.

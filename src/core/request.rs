@@ -77,7 +77,7 @@ pub enum SendMode {
 }
 
 /// Arguments kept by a persistent request for each `MPI_Start`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct PersistentOp {
     /// Send mode, or `None` for a receive.
     pub send: Option<SendMode>,
@@ -93,6 +93,8 @@ pub struct PersistentOp {
     pub comm: u32,
     /// Element layout of the datatype.
     pub unit: crate::core::datatype::TypeInfo,
+    /// Noncontiguous derived datatype.
+    pub layout: Option<crate::core::datatype::Layout>,
 }
 
 /// What a request is.
@@ -123,6 +125,11 @@ pub struct Extra {
     /// Compound request: data it owns while active (the send copy of
     /// `MPI_Isendrecv_replace`).
     pub scratch: Vec<u8>,
+    /// Noncontiguous derived datatype of the user buffer (`Request::buf`): receives unpack
+    /// into it, streamed sends pack from it.
+    pub layout: Option<crate::core::datatype::Layout>,
+    /// Vectored rendezvous send: the segments (address, length) the receiver reads.
+    pub iov: Vec<[u64; 2]>,
 }
 
 /// One operation.
@@ -149,6 +156,9 @@ pub struct Request {
     pub parent: u32,
     /// Completion information.
     pub status: Status,
+    /// The buffer is laid out by a derived datatype (in `extra.layout`); `cap` counts packed
+    /// bytes.
+    pub noncontig: bool,
     /// Receive buffer (or, for a rendezvous send, the send buffer).
     pub buf: *mut u8,
     /// Receive buffer capacity in bytes (or the rendezvous send length).
@@ -174,6 +184,7 @@ impl Request {
             comm,
             parent: NO_PARENT,
             status: Status::EMPTY,
+            noncontig: false,
             buf: std::ptr::null_mut(),
             cap: 0,
             extra: None,

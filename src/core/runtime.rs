@@ -68,6 +68,11 @@ pub struct Runtime {
     pub keyvals: Keyvals,
     /// Nonblocking operations advanced by the progress engine (e.g. `MPI_Comm_idup`).
     pub background: Vec<Box<dyn Background>>,
+    /// User datatypes (predefined ones are not stored).
+    pub types: Slab<crate::core::datatype::TypeEntry>,
+    /// Noncontiguous rendezvous sends whose segments average at least this many bytes are
+    /// copied by a vectored CMA read; smaller pieces are streamed packed.
+    pub dt_iov_min: usize,
 }
 
 /// An operation the progress engine advances until it reports completion.
@@ -369,6 +374,8 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         contexts: ContextPool::default(),
         keyvals: Keyvals::default(),
         background: Vec::new(),
+        types: Slab::new(kind::DATATYPE),
+        dt_iov_min: config::int("HYMPI_DT_IOV_MIN").max(0) as usize,
     }))
 }
 

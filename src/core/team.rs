@@ -127,6 +127,7 @@ pub fn post_send(rt: &mut Runtime, comm: u32, dest: i32, tag: i32, data: &[u8]) 
             bytes: data.len(),
             mode: SendMode::Standard,
             unit: byte_unit(),
+            layout: None,
         },
     )?;
     Ok(rid)
@@ -150,6 +151,7 @@ pub fn post_recv(
             buf: buf.as_mut_ptr(),
             cap: buf.len(),
             unit: byte_unit(),
+            layout: None,
         },
     )?;
     Ok(rid)

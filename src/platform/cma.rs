@@ -80,3 +80,52 @@ pub unsafe fn write_to(pid: i32, local: *const u8, remote: u64, len: usize) -> i
     // SAFETY: forwarded caller guarantee; a write only reads from `local`.
     unsafe { transfer(Direction::Write, pid, local as *mut u8, remote, len) }
 }
+
+/// Most segments one vectored call takes (the kernel's `UIO_MAXIOV`).
+pub const IOV_MAX: usize = 1024;
+
+/// Copies from the segments `remote` of process `pid` into the local segments `local` (both as
+/// (address, length), at most [`IOV_MAX`] each) with one `process_vm_readv`; returns the bytes
+/// copied, which the kernel may cut short (the caller continues from there).
+///
+/// # Safety
+/// Every local segment must be valid for writes.
+pub unsafe fn readv(
+    pid: i32,
+    local: &[(usize, usize)],
+    remote: &[(usize, usize)],
+) -> io::Result<usize> {
+    let iov = |v: &[(usize, usize)]| -> Vec<libc::iovec> {
+        v.iter()
+            .map(|&(a, l)| libc::iovec {
+                iov_base: a as *mut libc::c_void,
+                iov_len: l,
+            })
+            .collect()
+    };
+    let (l, r) = (
+        iov(&local[..local.len().min(IOV_MAX)]),
+        iov(&remote[..remote.len().min(IOV_MAX)]),
+    );
+    loop {
+        // SAFETY: the local iovecs cover memory the caller guarantees writable; the remote ones
+        // are only interpreted by the kernel, which checks them against the peer's mappings.
+        let n = unsafe {
+            libc::process_vm_readv(pid, l.as_ptr(), l.len() as _, r.as_ptr(), r.len() as _, 0)
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 && l.iter().chain(r.iter()).any(|v| v.iov_len > 0) {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "cross-memory transfer copied nothing",
+            ));
+        }
+        return Ok(n as usize);
+    }
+}

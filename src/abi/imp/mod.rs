@@ -15,6 +15,7 @@
 mod abi;
 mod attr;
 mod comm;
+mod datatype;
 mod errhandler;
 mod group;
 mod info;
@@ -27,6 +28,7 @@ mod util;
 pub(crate) use abi::*;
 pub(crate) use attr::*;
 pub(crate) use comm::*;
+pub(crate) use datatype::*;
 pub(crate) use errhandler::*;
 pub(crate) use group::*;
 pub(crate) use info::*;

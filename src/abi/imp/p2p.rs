@@ -4,7 +4,7 @@ use super::util::{count, out};
 use crate::abi::consts::*;
 use crate::abi::entry::ErrObj;
 use crate::abi::types::*;
-use crate::core::datatype::{self, TypeInfo};
+use crate::core::datatype::{self, Layout, Resolved, TypeInfo};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::matching::{Pattern, Payload};
 use crate::core::p2p::{
@@ -17,26 +17,82 @@ use core::ffi::{c_int, c_void};
 // ---------------------------------------------------------------------------------------------
 // argument checking
 
+/// A validated transfer buffer: where the data starts, its bytes (span for predefined types,
+/// packed length for derived layouts), the element layout and the derived layout if any.
+pub(crate) struct Buf {
+    pub(crate) ptr: *const u8,
+    pub(crate) bytes: usize,
+    pub(crate) unit: TypeInfo,
+    pub(crate) layout: Option<Layout>,
+}
+
 #[inline(always)]
-fn buffer_bytes(buf: *const c_void, n: i64, dt: MPI_Datatype) -> MpiResult<(usize, TypeInfo)> {
+pub(crate) fn buffer_bytes(
+    rt: &Runtime,
+    buf: *const c_void,
+    n: i64,
+    dt: MPI_Datatype,
+) -> MpiResult<Buf> {
     let n = count(n)?;
-    let t = datatype::lookup(dt as usize)?;
-    let bytes = match t.span(n) {
-        Some(b) if b <= isize::MAX as usize => b,
-        _ => {
-            return fail(
-                MPI_ERR_COUNT,
-                format!("count {n} is too large for this datatype"),
-            )
+    let (t, ptr, layout) = match rt.resolve_type(dt as usize, n)? {
+        Resolved::Plain { unit, offset: 0 } => (unit, buf as *const u8, None),
+        Resolved::Plain { unit, offset } => {
+            // A contiguous derived type; the buffer may be MPI_BOTTOM (absolute addresses).
+            let p = (buf as *const u8).wrapping_offset(offset);
+            return span(n, unit).map(|bytes| Buf {
+                ptr: p,
+                bytes,
+                unit,
+                layout: None,
+            });
+        }
+        Resolved::Layout(dt) => {
+            let unit = dt.info();
+            if dt
+                .size
+                .checked_mul(n)
+                .is_none_or(|b| b > isize::MAX as usize)
+            {
+                return too_large(n);
+            }
+            let l = Layout { dt, count: n };
+            return Ok(Buf {
+                ptr: buf as *const u8,
+                bytes: l.bytes(),
+                unit,
+                layout: Some(l),
+            });
         }
     };
-    if buf.is_null() && bytes > 0 {
+    let bytes = span(n, t)?;
+    if ptr.is_null() && bytes > 0 {
         return fail(
             MPI_ERR_BUFFER,
             "the buffer is NULL but the message is not empty",
         );
     }
-    Ok((bytes, t))
+    Ok(Buf {
+        ptr,
+        bytes,
+        unit: t,
+        layout,
+    })
+}
+
+#[inline(always)]
+fn span(n: usize, t: TypeInfo) -> MpiResult<usize> {
+    match t.span(n) {
+        Some(b) if b <= isize::MAX as usize => Ok(b),
+        _ => too_large(n),
+    }
+}
+
+#[cold]
+fn too_large<T>(n: usize) -> MpiResult<T> {
+    fail(
+        MPI_ERR_COUNT,
+        format!("count {n} is too large for this datatype"),
+    )
 }
 
 #[inline(always)]
@@ -51,17 +107,18 @@ fn send_args(
     mode: SendMode,
 ) -> MpiResult<SendArgs> {
     let (idx, c) = rt.comm(comm as usize)?;
-    let (bytes, unit) = buffer_bytes(buf, n, dt)?;
+    let b = buffer_bytes(rt, buf, n, dt)?;
     check_dest(c, dest)?;
     check_send_tag(tag)?;
     Ok(SendArgs {
         comm: idx,
         dest,
         tag,
-        buf: buf as *const u8,
-        bytes,
+        buf: b.ptr,
+        bytes: b.bytes,
         mode,
-        unit,
+        unit: b.unit,
+        layout: b.layout,
     })
 }
 
@@ -76,16 +133,17 @@ fn recv_args(
     comm: MPI_Comm,
 ) -> MpiResult<RecvArgs> {
     let (idx, c) = rt.comm(comm as usize)?;
-    let (cap, unit) = buffer_bytes(buf, n, dt)?;
+    let b = buffer_bytes(rt, buf, n, dt)?;
     check_source(c, src)?;
     check_recv_tag(tag)?;
     Ok(RecvArgs {
         comm: idx,
         src,
         tag,
-        buf: buf as *mut u8,
-        cap,
-        unit,
+        buf: b.ptr as *mut u8,
+        cap: b.bytes,
+        unit: b.unit,
+        layout: b.layout,
     })
 }
 
@@ -418,14 +476,33 @@ unsafe fn sendrecv_replace(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let (bytes, _) = buffer_bytes(buf, n, dt)?;
-    // SAFETY: the buffer holds `bytes` bytes (checked non-null when non-empty).
-    let copy = unsafe { crate::core::p2p::raw_slice(buf as *const u8, bytes) }.to_vec();
+    // The send goes from a private copy (packed for derived types, sent as bytes).
+    let (copy, sn, st) = runtime::with(|rt| {
+        let b = buffer_bytes(rt, buf, n, dt)?;
+        let derived = b.layout.is_some() || datatype::predefined(dt as usize).is_none();
+        let mut a = SendArgs {
+            comm: 0,
+            dest: 0,
+            tag: 0,
+            buf: b.ptr,
+            bytes: b.bytes,
+            mode: SendMode::Standard,
+            unit: b.unit,
+            layout: b.layout,
+        };
+        let copy = a.take_copy();
+        Ok(if derived {
+            let len = copy.len() as i64;
+            (copy, len, MPI_BYTE as MPI_Datatype)
+        } else {
+            (copy, n, dt)
+        })
+    })?;
     unsafe {
         sendrecv(
             copy.as_ptr().cast(),
-            n,
-            dt,
+            sn,
+            st,
             dest,
             sendtag,
             buf,
@@ -1081,8 +1158,21 @@ unsafe fn get_count(status: *const MPI_Status, dt: MPI_Datatype, elements: bool)
         Some(s) => s,
         None => return fail(MPI_ERR_ARG, "status must not be NULL"),
     };
-    let t = datatype::lookup(dt as usize)?;
     let bytes = request::get_bytes(st);
+    let Some(t) = datatype::predefined(dt as usize) else {
+        // A derived type: whole elements, or basic elements of a partial message.
+        let d = runtime::with(|rt| rt.dtype(dt as usize))?;
+        return Ok(if elements {
+            d.elements_in(bytes)
+                .map_or(MPI_UNDEFINED as i64, |n| n as i64)
+        } else if d.size == 0 {
+            0
+        } else if bytes % d.size as u64 == 0 {
+            (bytes / d.size as u64) as i64
+        } else {
+            MPI_UNDEFINED as i64
+        });
+    };
     Ok(match t.count_of(bytes) {
         Some(n) if elements => n as i64 * t.basic as i64,
         Some(n) => n as i64,
@@ -1160,9 +1250,24 @@ pub(crate) unsafe fn MPI_Status_set_elements_c(
     count: MPI_Count,
 ) -> MpiResult<()> {
     let st = out(status, "status")?;
-    let n = super::util::count(count)?;
-    let t = datatype::lookup(datatype as usize)?;
-    request::set_bytes(st, (n * t.size) as u64);
+    let n = super::util::count(count)? as u64;
+    let d = runtime::with(|rt| rt.dtype(datatype as usize))?;
+    let bytes = match d.basic_type().and_then(datatype::predefined) {
+        // Copies of one basic type: any number of them.
+        Some(b) if d.elements == d.size as u64 / b.size.max(1) as u64 => n * b.size as u64,
+        _ if d.elements == 0 => 0,
+        _ if n % d.elements == 0 => n / d.elements * d.size as u64,
+        _ => {
+            return fail(
+                MPI_ERR_ARG,
+                format!(
+                "{n} basic elements are not a whole number of elements of this datatype ({} each)",
+                d.elements
+            ),
+            )
+        }
+    };
+    request::set_bytes(st, bytes);
     Ok(())
 }
 
@@ -1336,9 +1441,9 @@ unsafe fn imrecv(
     message: *mut MPI_Message,
 ) -> MpiResult<u32> {
     let slot = out(message, "message")?;
-    let (cap, unit) = buffer_bytes(buf, n, dt)?;
     let h = *slot as usize;
     let rid = runtime::with(|rt| {
+        let b = buffer_bytes(rt, buf, n, dt)?;
         if h == MPI_MESSAGE_NO_PROC {
             let rid = rt.new_request(ReqKind::Recv, crate::core::comm::SELF)?;
             let r = rt.reqs.get_mut(rid).unwrap();
@@ -1351,7 +1456,7 @@ unsafe fn imrecv(
         };
         let (u, comm) = rt.messages.remove(m).unwrap();
         let rid = rt.new_request(ReqKind::Recv, comm)?;
-        rt.prepare_recv(rid, buf as *mut u8, cap, unit);
+        rt.prepare_recv(rid, b.ptr as *mut u8, b.bytes, b.unit, b.layout);
         rt.consume(rid, u)?;
         Ok(rid)
     })?;
@@ -1452,6 +1557,7 @@ fn send_init_op(
                 tag,
                 comm: a.comm,
                 unit: a.unit,
+                layout: a.layout,
             },
             ReqKind::Send,
         ))
@@ -1495,6 +1601,7 @@ fn recv_init_op(
                 tag,
                 comm: a.comm,
                 unit: a.unit,
+                layout: a.layout,
             },
             ReqKind::Recv,
         ))
@@ -1542,7 +1649,7 @@ pub(crate) unsafe fn MPI_Recv_init_c(
 fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
     let rid = request_index(rt, h)?;
     let r = rt.reqs.get_mut(rid).unwrap();
-    let Some(op) = r.extra.as_ref().and_then(|e| e.persistent) else {
+    let Some(op) = r.extra.as_ref().and_then(|e| e.persistent.clone()) else {
         return fail(MPI_ERR_REQUEST, "MPI_Start needs a persistent request");
     };
     if r.active {
@@ -1562,6 +1669,7 @@ fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
                 bytes: op.bytes,
                 mode,
                 unit: op.unit,
+                layout: op.layout,
             },
         ),
         None => rt.start_recv(
@@ -1573,6 +1681,7 @@ fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
                 buf: op.buf,
                 cap: op.bytes,
                 unit: op.unit,
+                layout: op.layout,
             },
         ),
     }
@@ -1624,12 +1733,12 @@ unsafe fn isendrecv(
         let parent = rt.new_request(ReqKind::Recv, ra.comm)?;
         if replace {
             // The send goes from a private copy, so the receive may overwrite the buffer.
-            // SAFETY: the send buffer holds `bytes` bytes (checked by send_args).
-            let copy = unsafe { crate::core::p2p::raw_slice(sa.buf, sa.bytes) }.to_vec();
+            let copy = sa.take_copy();
             let p = rt.reqs.get_mut(parent).unwrap();
             let e = p.extra();
             e.scratch = copy;
             sa.buf = e.scratch.as_ptr();
+            sa.bytes = e.scratch.len();
         }
         rt.start_sendrecv(parent, sa, ra)?;
         Ok(parent)

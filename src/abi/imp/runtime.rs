@@ -3,7 +3,6 @@
 use super::util::{out, put_string};
 use crate::abi::consts::*;
 use crate::abi::types::*;
-use crate::core::datatype;
 use crate::core::error::{class_string, fail, MpiResult};
 use crate::core::runtime;
 use core::ffi::{c_char, c_int, c_void};
@@ -216,19 +215,4 @@ pub(crate) unsafe fn MPI_Error_string(
     // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
     // standard requires (see the module documentation); the callee checks NULLs.
     unsafe { put_string(text, string, MPI_MAX_ERROR_STRING as usize, resultlen) }
-}
-
-pub(crate) unsafe fn MPI_Type_size(datatype: MPI_Datatype, size: *mut c_int) -> MpiResult<()> {
-    let t = datatype::lookup(datatype as usize)?;
-    *out(size, "size")? = t.size as c_int;
-    Ok(())
-}
-
-pub(crate) unsafe fn MPI_Type_size_c(
-    datatype: MPI_Datatype,
-    size: *mut MPI_Count,
-) -> MpiResult<()> {
-    let t = datatype::lookup(datatype as usize)?;
-    *out(size, "size")? = t.size as MPI_Count;
-    Ok(())
 }

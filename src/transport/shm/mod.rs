@@ -15,6 +15,7 @@ pub mod queue;
 pub mod segment;
 
 use crate::abi::consts::*;
+use crate::core::datatype::Layout;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::Envelope;
 use crate::platform::bootstrap::Bootstrap;
@@ -40,6 +41,22 @@ pub enum Outgoing {
         buf: *const u8,
         /// Message length.
         bytes: usize,
+    },
+    /// A rendezvous announcement of a noncontiguous send: `nseg` (address, length) segments
+    /// listed at `addr`, or `RTS_STREAM` (the receiver must answer `Cts`).
+    RtsV {
+        /// Destination local rank.
+        dest: u32,
+        /// Envelope.
+        env: Envelope,
+        /// Sender request token.
+        sreq: u64,
+        /// Address of the segment list (0 for streams).
+        addr: u64,
+        /// Packed message length.
+        total: u64,
+        /// Segments listed, or `RTS_STREAM`.
+        nseg: u64,
     },
     /// A split request to the sender: copy the tail of `total` bytes to `addr`.
     Split {
@@ -76,6 +93,8 @@ pub struct Stream {
     buf: *const u8,
     total: usize,
     off: usize,
+    /// The send buffer is laid out by a derived datatype: cells are packed from it.
+    layout: Option<Layout>,
 }
 
 /// The node transport of one rank.
@@ -250,8 +269,17 @@ impl ShmEngine {
         false
     }
 
-    /// Queues a stream of `Data` cells (answer to a `Cts`).
-    pub fn start_stream(&mut self, dest: u32, sreq: u64, rreq: u64, buf: *const u8, total: usize) {
+    /// Queues a stream of `Data` cells (answer to a `Cts`); with a layout, `buf` is the base
+    /// of the derived-datatype buffer and `total` its packed length.
+    pub fn start_stream(
+        &mut self,
+        dest: u32,
+        sreq: u64,
+        rreq: u64,
+        buf: *const u8,
+        total: usize,
+        layout: Option<Layout>,
+    ) {
         self.streams.push(Stream {
             dest,
             sreq,
@@ -259,6 +287,7 @@ impl ShmEngine {
             buf,
             total,
             off: 0,
+            layout,
         });
     }
 
@@ -331,6 +360,20 @@ impl ShmEngine {
                             std::ptr::copy_nonoverlapping(buf, self.seg.payload(c), bytes);
                         }
                     }
+                    self.seg.slot(dest).recv.push(&self.seg, c);
+                }
+                Outgoing::RtsV {
+                    dest,
+                    env,
+                    sreq,
+                    addr,
+                    total,
+                    nseg,
+                } => {
+                    write_hdr(h, CellKind::Rts, self.me, &env, 0, total, sreq, nseg, addr);
+                    let seq = self.send_seq[dest as usize];
+                    self.send_seq[dest as usize] = seq.wrapping_add(1);
+                    (*h).seq = seq;
                     self.seg.slot(dest).recv.push(&self.seg, c);
                 }
                 Outgoing::Split {
@@ -433,7 +476,16 @@ impl ShmEngine {
                         s.rreq,
                         s.off as u64,
                     );
-                    std::ptr::copy_nonoverlapping(s.buf.add(s.off), self.seg.payload(c), n);
+                    match &s.layout {
+                        None => {
+                            std::ptr::copy_nonoverlapping(s.buf.add(s.off), self.seg.payload(c), n)
+                        }
+                        Some(l) => l.pack(
+                            s.buf as usize,
+                            s.off,
+                            std::slice::from_raw_parts_mut(self.seg.payload(c), n),
+                        ),
+                    }
                 }
                 self.seg.slot(s.dest).recv.push(&self.seg, c);
                 s.off += n;
@@ -620,6 +672,22 @@ impl ShmEngine {
     ) -> std::io::Result<()> {
         // SAFETY: forwarded caller guarantee.
         unsafe { cma::read_from(self.pids[src as usize], addr, dst, len) }
+    }
+
+    /// Copies from the segments `remote` of local rank `src` into the local segments `local`
+    /// (both as (address, length)); returns the bytes copied (the smaller total, unless the
+    /// kernel stops early).
+    ///
+    /// # Safety
+    /// Every local segment must be valid for writes.
+    pub unsafe fn cma_readv(
+        &self,
+        src: u32,
+        local: &[(usize, usize)],
+        remote: &[(usize, usize)],
+    ) -> std::io::Result<usize> {
+        // SAFETY: forwarded caller guarantee.
+        unsafe { cma::readv(self.pids[src as usize], local, remote) }
     }
 
     /// Whether local rank `r` is blocked in a waiting call right now.

@@ -1,8 +1,169 @@
-//! Datatypes. This layer knows the predefined types of the MPI-5.0 ABI (all of which are
-//! contiguous in memory); derived datatypes plug in here with their own layout programs.
+//! Datatypes. The predefined types of the MPI-5.0 ABI are a static table (all contiguous but
+//! for the padded pair types); derived types are [`Dtype`] objects in the runtime's table,
+//! compiled at construction into a layout program ([`engine`]) that packs, unpacks and lists
+//! segments for the transfers.
+
+pub mod derived;
+pub mod engine;
+pub mod external;
+pub mod names;
+
+pub use derived::{Contents, Dtype, Kids};
 
 use crate::abi::consts::{MPI_DATATYPE_NULL, MPI_ERR_TYPE};
 use crate::core::error::{fail, MpiResult};
+use crate::core::runtime::Runtime;
+use std::sync::Arc;
+
+/// A user datatype handle's entry in the runtime table.
+#[derive(Debug)]
+pub struct TypeEntry {
+    /// The type (shared with requests using it, so freeing the handle is safe meanwhile).
+    pub dt: Arc<Dtype>,
+    /// `MPI_Type_commit` was called.
+    pub committed: bool,
+    /// `MPI_Type_set_name`.
+    pub name: String,
+    /// Attributes (keyval, value), kept for the attribute functions.
+    pub attrs: Vec<(u32, usize)>,
+}
+
+impl TypeEntry {
+    /// A fresh, uncommitted entry.
+    pub fn new(dt: Dtype) -> TypeEntry {
+        TypeEntry {
+            dt: Arc::new(dt),
+            committed: false,
+            name: String::new(),
+            attrs: Vec::new(),
+        }
+    }
+}
+
+/// The data of a transfer with a noncontiguous derived type: `count` elements of `dt` at the
+/// transfer's buffer address.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    /// The type.
+    pub dt: Arc<Dtype>,
+    /// Elements.
+    pub count: usize,
+}
+
+impl Layout {
+    /// Packed bytes of the whole transfer.
+    pub fn bytes(&self) -> usize {
+        self.dt.size * self.count
+    }
+    /// Average bytes per contiguous segment (how well it suits vectored copies).
+    pub fn avg_segment(&self) -> usize {
+        self.dt.size / self.dt.prog.segments.max(1)
+    }
+    /// Packs bytes `[from, from + out.len())` of the transfer at `base`.
+    ///
+    /// # Safety
+    /// `base` must be the buffer of a valid transfer of this layout (readable).
+    pub unsafe fn pack(&self, base: usize, from: usize, out: &mut [u8]) {
+        let t = &self.dt;
+        // SAFETY: forwarded caller guarantee.
+        unsafe { engine::pack(&t.prog, t.extent, self.count, base, from, out) }
+    }
+    /// Unpacks `data` as bytes `[from, from + data.len())` of the transfer at `base`.
+    ///
+    /// # Safety
+    /// `base` must be the buffer of a valid transfer of this layout (writable).
+    pub unsafe fn unpack(&self, base: usize, from: usize, data: &[u8]) {
+        let t = &self.dt;
+        // SAFETY: forwarded caller guarantee.
+        unsafe { engine::unpack(&t.prog, t.extent, self.count, base, from, data) }
+    }
+    /// Lists the segments of bytes `[from, to)` at `base`, at most `max` of them (fewer bytes
+    /// when the limit cuts the range: see `IovSink::bytes`).
+    pub fn segments(&self, base: usize, from: usize, to: usize, max: usize) -> engine::IovSink {
+        let mut s = engine::IovSink::new(max);
+        let t = &self.dt;
+        engine::walk_n(&t.prog, t.extent, self.count, base, from, to, &mut s);
+        s
+    }
+}
+
+/// How a transfer sees its datatype.
+#[derive(Clone, Debug)]
+pub enum Resolved {
+    /// A predefined type, or a derived one whose elements are one contiguous block
+    /// (`offset` bytes from the buffer).
+    Plain {
+        /// Element layout.
+        unit: TypeInfo,
+        /// Offset of the data from the buffer address.
+        offset: isize,
+    },
+    /// A derived type with holes.
+    Layout(Arc<Dtype>),
+}
+
+impl Runtime {
+    /// The type object of any valid handle (predefined ones are built on the fly); committed
+    /// or not.
+    pub fn dtype(&self, handle: usize) -> MpiResult<Arc<Dtype>> {
+        if let Some(t) = Dtype::predefined(handle) {
+            return Ok(Arc::new(t));
+        }
+        Ok(self.type_entry(handle)?.dt.clone())
+    }
+
+    /// The table entry of a user datatype handle.
+    pub fn type_entry(&self, handle: usize) -> MpiResult<&TypeEntry> {
+        match self.types.decode(handle) {
+            Some(i) => Ok(self.types.get(i).unwrap()),
+            None => bad_handle(handle),
+        }
+    }
+
+    /// Resolves a datatype handle for a transfer of `count` elements: predefined types by
+    /// the static table (no allocation), derived ones must be committed.
+    #[inline(always)]
+    pub fn resolve_type(&self, handle: usize, count: usize) -> MpiResult<Resolved> {
+        if let Some(unit) = predefined(handle) {
+            return Ok(Resolved::Plain { unit, offset: 0 });
+        }
+        self.resolve_derived(handle, count)
+    }
+
+    #[inline(never)]
+    fn resolve_derived(&self, handle: usize, count: usize) -> MpiResult<Resolved> {
+        let e = self.type_entry(handle)?;
+        if !e.committed {
+            return fail(
+                MPI_ERR_TYPE,
+                "the datatype is not committed (call MPI_Type_commit before using it)",
+            );
+        }
+        let t = &e.dt;
+        match t.contiguous_run(count) {
+            Some(offset) => Ok(Resolved::Plain {
+                unit: TypeInfo {
+                    size: t.size,
+                    extent: t.size,
+                    head: 0,
+                    tail_at: 0,
+                    basic: 1,
+                },
+                offset,
+            }),
+            None => Ok(Resolved::Layout(t.clone())),
+        }
+    }
+}
+
+#[cold]
+fn bad_handle<T>(handle: usize) -> MpiResult<T> {
+    if handle == MPI_DATATYPE_NULL {
+        fail(MPI_ERR_TYPE, "the datatype is MPI_DATATYPE_NULL")
+    } else {
+        fail(MPI_ERR_TYPE, format!("invalid datatype handle {handle:#x}"))
+    }
+}
 
 /// What a transfer needs to know about a datatype.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -204,3 +365,6 @@ mod tests {
         assert_eq!(lookup(crate::abi::consts::MPI_UINT64_T).unwrap().size, 8);
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod proptests;
