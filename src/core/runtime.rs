@@ -68,6 +68,8 @@ pub struct Runtime {
     pub keyvals: Keyvals,
     /// Nonblocking operations advanced by the progress engine (e.g. `MPI_Comm_idup`).
     pub background: Vec<Box<dyn Background>>,
+    /// Attributes of predefined datatypes (derived ones keep theirs in their entry).
+    pub predefined_type_attrs: std::collections::HashMap<usize, Vec<(i32, usize)>>,
     /// User datatypes (predefined ones are not stored).
     pub types: Slab<crate::core::datatype::TypeEntry>,
     /// Noncontiguous rendezvous sends whose segments average at least this many bytes are
@@ -374,6 +376,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         contexts: ContextPool::default(),
         keyvals: Keyvals::default(),
         background: Vec::new(),
+        predefined_type_attrs: Default::default(),
         types: Slab::new(kind::DATATYPE),
         dt_iov_min: config::int("HYMPI_DT_IOV_MIN").max(0) as usize,
     }))

@@ -300,3 +300,172 @@ pub(crate) unsafe fn MPI_Comm_delete_attr(comm: MPI_Comm, comm_keyval: c_int) ->
         Ok(())
     })
 }
+
+// ---------------------------------------------------------------------------------------------
+// datatype attributes
+
+/// The attribute list of datatype `h` (predefined types keep theirs in a side table).
+fn type_attrs_mut(rt: &mut Runtime, h: usize) -> MpiResult<&mut Vec<(i32, usize)>> {
+    if crate::core::datatype::predefined(h).is_some() {
+        return Ok(rt.predefined_type_attrs.entry(h).or_default());
+    }
+    rt.type_entry(h)?;
+    let i = rt.types.decode(h).expect("checked above");
+    Ok(&mut rt.types.get_mut(i).unwrap().attrs)
+}
+
+/// The attributes of datatype `h` with their keyval definitions.
+pub(crate) fn type_attr_entries(rt: &mut Runtime, h: usize) -> MpiResult<Vec<AttrEntry>> {
+    let attrs = type_attrs_mut(rt, h)?.clone();
+    Ok(rt.keyvals.entries(&attrs))
+}
+
+/// Attaches copied attributes to a new datatype (`MPI_Type_dup`).
+pub(crate) fn attach_type_attrs(
+    rt: &mut Runtime,
+    h: usize,
+    attrs: Vec<(i32, usize)>,
+) -> MpiResult<()> {
+    for &(k, _) in &attrs {
+        rt.keyvals.attach(k);
+    }
+    *type_attrs_mut(rt, h)? = attrs;
+    Ok(())
+}
+
+/// Deletes all attributes of datatype `h` (last set first), as `MPI_Type_free` does. Called
+/// outside the runtime.
+pub(crate) unsafe fn delete_all_type_attrs(h: usize) -> MpiResult<()> {
+    loop {
+        let next = runtime::with(|rt| {
+            let last = type_attrs_mut(rt, h)?.last().copied();
+            Ok(last.map(|a| rt.keyvals.entries(&[a])))
+        })?;
+        let Some(entries) = next else {
+            return Ok(());
+        };
+        if let Some(e) = entries.first() {
+            // SAFETY: see delete_one.
+            unsafe { delete_one(h, e)? };
+        }
+        runtime::with(|rt| {
+            if let Some((k, _)) = type_attrs_mut(rt, h)?.pop() {
+                rt.keyvals.detach(k);
+            }
+            Ok(())
+        })?;
+    }
+}
+
+pub(crate) unsafe fn MPI_Type_create_keyval(
+    type_copy_attr_fn: *mut c_void,
+    type_delete_attr_fn: *mut c_void,
+    type_keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> MpiResult<()> {
+    let slot = out(type_keyval, "type_keyval")?;
+    let def = keyval_def(
+        type_copy_attr_fn,
+        type_delete_attr_fn,
+        extra_state,
+        ObjKind::Type,
+    );
+    *slot = runtime::with(|rt| rt.keyvals.create(def))?;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Type_free_keyval(type_keyval: *mut c_int) -> MpiResult<()> {
+    let slot = out(type_keyval, "type_keyval")?;
+    runtime::with(|rt| rt.keyvals.free(*slot, ObjKind::Type))?;
+    *slot = MPI_KEYVAL_INVALID;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Type_set_attr(
+    datatype: MPI_Datatype,
+    type_keyval: c_int,
+    attribute_val: *mut c_void,
+) -> MpiResult<()> {
+    let h = datatype as usize;
+    let old = runtime::with(|rt| {
+        let def = rt.keyvals.get(type_keyval, ObjKind::Type)?;
+        let list = type_attrs_mut(rt, h)?;
+        Ok(list.iter().find(|a| a.0 == type_keyval).map(|a| AttrEntry {
+            keyval: type_keyval,
+            value: a.1,
+            def,
+        }))
+    })?;
+    if let Some(e) = old {
+        // SAFETY: see delete_one.
+        unsafe { delete_one(h, &e)? };
+    }
+    runtime::with(|rt| {
+        let value = attribute_val as usize;
+        let list = type_attrs_mut(rt, h)?;
+        match list.iter_mut().find(|a| a.0 == type_keyval) {
+            Some(a) => a.1 = value,
+            None => {
+                list.push((type_keyval, value));
+                rt.keyvals.attach(type_keyval);
+            }
+        }
+        Ok(())
+    })
+}
+
+pub(crate) unsafe fn MPI_Type_get_attr(
+    datatype: MPI_Datatype,
+    type_keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> MpiResult<()> {
+    let flag = out(flag, "flag")?;
+    let dst = out(attribute_val.cast::<usize>(), "attribute_val")?;
+    let found = runtime::with(|rt| {
+        rt.keyvals.get(type_keyval, ObjKind::Type)?;
+        let list = type_attrs_mut(rt, datatype as usize)?;
+        Ok(list.iter().find(|a| a.0 == type_keyval).map(|a| a.1))
+    })?;
+    match found {
+        Some(v) => {
+            *dst = v;
+            *flag = 1;
+        }
+        None => *flag = 0,
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Type_delete_attr(
+    datatype: MPI_Datatype,
+    type_keyval: c_int,
+) -> MpiResult<()> {
+    let h = datatype as usize;
+    let entry = runtime::with(|rt| {
+        let def = rt.keyvals.get(type_keyval, ObjKind::Type)?;
+        let list = type_attrs_mut(rt, h)?;
+        match list.iter().find(|a| a.0 == type_keyval) {
+            Some(a) => Ok(AttrEntry {
+                keyval: type_keyval,
+                value: a.1,
+                def,
+            }),
+            None => fail(
+                MPI_ERR_KEYVAL,
+                format!("the datatype has no attribute for keyval {type_keyval}"),
+            ),
+        }
+    })?;
+    // SAFETY: see delete_one.
+    unsafe { delete_one(h, &entry)? };
+    runtime::with(|rt| {
+        let list = type_attrs_mut(rt, h)?;
+        let before = list.len();
+        list.retain(|a| a.0 != type_keyval);
+        if list.len() != before {
+            rt.keyvals.detach(type_keyval);
+        }
+        Ok(())
+    })
+}

@@ -731,16 +731,24 @@ pub(crate) unsafe fn MPI_Type_dup(
     newtype: *mut MPI_Datatype,
 ) -> MpiResult<()> {
     let slot = out(newtype, "newtype")?;
+    let attrs = runtime::with(|rt| {
+        old(rt, oldtype)?;
+        super::attr::type_attr_entries(rt, oldtype as usize)
+    })?;
+    // SAFETY: runs the user's copy callbacks with their registered C signatures.
+    let copied = unsafe { super::attr::copy_attrs(oldtype as usize, &attrs)? };
     let h = runtime::with(|rt| {
         let o = old(rt, oldtype)?;
         let committed =
             predefined(oldtype as usize).is_some() || rt.type_entry(oldtype as usize)?.committed;
         let mut e = TypeEntry::new(derived::dup(&o));
         e.committed = committed;
-        match rt.types.insert(e) {
-            Some(i) => Ok(rt.types.handle(i)),
-            None => fail(MPI_ERR_INTERN, "too many datatypes"),
-        }
+        let h = match rt.types.insert(e) {
+            Some(i) => rt.types.handle(i),
+            None => return fail(MPI_ERR_INTERN, "too many datatypes"),
+        };
+        super::attr::attach_type_attrs(rt, h, copied)?;
+        Ok(h)
     })?;
     *slot = h as MPI_Datatype;
     Ok(())
@@ -773,6 +781,10 @@ pub(crate) unsafe fn MPI_Type_commit(datatype: *mut MPI_Datatype) -> MpiResult<(
 pub(crate) unsafe fn MPI_Type_free(datatype: *mut MPI_Datatype) -> MpiResult<()> {
     let slot = out(datatype, "datatype")?;
     let h = *slot as usize;
+    if predefined(h).is_none() && runtime::with(|rt| rt.type_entry(h).map(|_| ())).is_ok() {
+        // SAFETY: runs the user's delete callbacks with their registered C signatures.
+        unsafe { super::attr::delete_all_type_attrs(h)? };
+    }
     runtime::with(|rt| {
         if predefined(h).is_some() {
             return fail(MPI_ERR_TYPE, "a predefined datatype cannot be freed");

@@ -25,7 +25,7 @@ pub struct TypeEntry {
     /// `MPI_Type_set_name`.
     pub name: String,
     /// Attributes (keyval, value), kept for the attribute functions.
-    pub attrs: Vec<(u32, usize)>,
+    pub attrs: Vec<(i32, usize)>,
 }
 
 impl TypeEntry {
