@@ -6,6 +6,7 @@ pub mod error;
 pub mod group;
 pub mod info;
 pub mod matching;
+pub mod op;
 pub mod p2p;
 pub mod request;
 pub mod runtime;

@@ -63,6 +63,8 @@ pub struct Runtime {
     pub groups: Slab<Group>,
     /// Info objects (`MPI_INFO_ENV` is predefined, not stored).
     pub infos: Slab<Info>,
+    /// User reduction operations (the predefined ones are not stored).
+    pub ops: Slab<crate::core::op::UserOp>,
 }
 
 const UNINIT: u8 = 0;
@@ -361,6 +363,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         self_errh_set: false,
         groups: Slab::new(kind::GROUP),
         infos: Slab::new(kind::INFO),
+        ops: Slab::new(kind::OP),
     }))
 }
 

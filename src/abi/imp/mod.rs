@@ -22,3 +22,6 @@ pub(crate) use abi::*;
 pub(crate) use errhandler::*;
 pub(crate) use p2p::*;
 pub(crate) use runtime::*;
+
+mod op;
+pub(crate) use op::*;
