@@ -408,8 +408,32 @@ impl Runtime {
     /// Checks op handle `op` against datatype handle `dt` and returns how to apply it:
     /// `MPI_ERR_OP` for a bad op or a combination the standard does not define (e.g.
     /// `MPI_BAND` on `MPI_DOUBLE`, `MPI_SUM` on `MPI_2INT`), `MPI_ERR_TYPE` for a bad datatype.
+    /// `MPI_REPLACE` and `MPI_NO_OP` are refused (`MPI_ERR_OP`): the standard allows them only
+    /// in the accumulate functions, which use [`Runtime::accumulate_reducer`].
     pub fn reducer(&self, op: usize, dt: usize) -> MpiResult<Reducer> {
+        self.resolve(op, dt, false)
+    }
+
+    /// [`Runtime::reducer`] for the accumulate functions (`MPI_Accumulate`,
+    /// `MPI_Get_accumulate`, `MPI_Fetch_and_op`, ...), where `MPI_REPLACE` and `MPI_NO_OP` are
+    /// valid on every predefined datatype.
+    pub fn accumulate_reducer(&self, op: usize, dt: usize) -> MpiResult<Reducer> {
+        self.resolve(op, dt, true)
+    }
+
+    fn resolve(&self, op: usize, dt: usize, accumulate: bool) -> MpiResult<Reducer> {
         let opref = self.op(op)?;
+        if let OpRef::Builtin(b @ (Builtin::Replace | Builtin::NoOp)) = opref {
+            if !accumulate {
+                return fail(
+                    MPI_ERR_OP,
+                    format!(
+                        "{} is valid only in the accumulate functions, not in reductions",
+                        b.name()
+                    ),
+                );
+            }
+        }
         let info = match datatype::predefined(dt) {
             Some(t) => t,
             None => derived_type_for_op(self, opref, dt)?,
