@@ -4,7 +4,7 @@ use super::util::{count, out};
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiResult};
-use crate::core::op::{OpRef, Reducer, UserFn};
+use crate::core::op::{OpRef, Reducer, UserFn, UserFnBig, UserFnInt};
 use crate::core::runtime;
 use core::ffi::{c_int, c_void};
 
@@ -22,11 +22,11 @@ unsafe fn op_create(
         // SAFETY: the C type of the argument is MPI_User_function_c, `void (void *, void *,
         // MPI_Count *, MPI_Datatype *)`; function pointers and data pointers have the same
         // representation on the supported platforms.
-        UserFn::Big(unsafe { std::mem::transmute::<*mut c_void, _>(user_fn) })
+        UserFn::Big(unsafe { std::mem::transmute::<*mut c_void, UserFnBig>(user_fn) })
     } else {
         // SAFETY: as above, with MPI_User_function, `void (void *, void *, int *,
         // MPI_Datatype *)`.
-        UserFn::Int(unsafe { std::mem::transmute::<*mut c_void, _>(user_fn) })
+        UserFn::Int(unsafe { std::mem::transmute::<*mut c_void, UserFnInt>(user_fn) })
     };
     let h = runtime::with(|rt| rt.op_create(func, commute != 0))?;
     *slot = h as MPI_Op;

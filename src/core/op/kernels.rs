@@ -4,9 +4,10 @@
 //! Every kernel has the shape [`Kernel`]: `f(in, inout)` computes `inout[k] = in[k] op
 //! inout[k]` over the whole elements the two byte slices hold. Elements are read and written
 //! with `from_ne_bytes`/`to_ne_bytes` on fixed-size chunks, so the buffers need no alignment
-//! and no `unsafe` is involved; for the plain numeric types LLVM turns the loop into vector
-//! loads, a vector op and vector stores (see `sum_f64_is_vectorised` in the tests and the
-//! `reduce_local` benchmark). The kernel is chosen once per call, never per element.
+//! and the loop itself needs no `unsafe`; for the plain numeric types LLVM turns it into vector
+//! loads, a vector op and vector stores (SSE2, or AVX2/AVX-512 when the CPU has them: see
+//! `zip`; measured by the `reduce_local` benchmark). The kernel is chosen once per call, never
+//! per element.
 
 /// A reduction kernel over byte buffers (see the module documentation).
 pub type Kernel = fn(&[u8], &mut [u8]);
@@ -133,58 +134,90 @@ impl<T: Scalar> Scalar for Complex<T> {
     }
 }
 
-/// Applies `f(in, inout)` elementwise, storing into `inout`. The loop every kernel is made of.
+/// Applies `f(in, inout)` elementwise, storing into `inout`: the loop every elementwise kernel
+/// is made of. On x86-64 the same loop is also compiled for AVX2 and AVX-512 and the widest
+/// the CPU has is taken (one feature check per call, cached by the standard library).
 #[inline(always)]
-fn zip<T: Scalar>(i: &[u8], o: &mut [u8], f: impl Fn(T, T) -> T) {
+fn zip<T: Scalar, F: Fn(T, T) -> T + Copy>(i: &[u8], o: &mut [u8], f: F) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { zip_avx512(i, o, f) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { zip_avx2(i, o, f) };
+        }
+    }
+    zip_plain(i, o, f)
+}
+
+#[inline(always)]
+fn zip_plain<T: Scalar, F: Fn(T, T) -> T + Copy>(i: &[u8], o: &mut [u8], f: F) {
     for (o, i) in o.chunks_exact_mut(T::N).zip(i.chunks_exact(T::N)) {
         f(T::ld(i), T::ld(o)).st(o);
     }
 }
 
+/// [`zip_plain`] compiled for AVX2. Safety: the CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn zip_avx2<T: Scalar, F: Fn(T, T) -> T + Copy>(i: &[u8], o: &mut [u8], f: F) {
+    zip_plain(i, o, f)
+}
+
+/// [`zip_plain`] compiled for AVX-512F. Safety: the CPU must support AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn zip_avx512<T: Scalar, F: Fn(T, T) -> T + Copy>(i: &[u8], o: &mut [u8], f: F) {
+    zip_plain(i, o, f)
+}
+
 /// MPI_SUM.
 pub fn sum<T: Arith>(i: &[u8], o: &mut [u8]) {
-    zip::<T>(i, o, T::add)
+    zip::<T, _>(i, o, T::add)
 }
 /// MPI_PROD.
 pub fn prod<T: Arith>(i: &[u8], o: &mut [u8]) {
-    zip::<T>(i, o, T::mul)
+    zip::<T, _>(i, o, T::mul)
 }
 /// MPI_MAX.
 pub fn max<T: Arith>(i: &[u8], o: &mut [u8]) {
-    zip::<T>(i, o, T::max)
+    zip::<T, _>(i, o, T::max)
 }
 /// MPI_MIN.
 pub fn min<T: Arith>(i: &[u8], o: &mut [u8]) {
-    zip::<T>(i, o, T::min)
+    zip::<T, _>(i, o, T::min)
 }
 /// MPI_BAND.
 pub fn band<T: Bits>(i: &[u8], o: &mut [u8]) {
-    zip::<T>(i, o, T::and)
+    zip::<T, _>(i, o, T::and)
 }
 /// MPI_BOR.
 pub fn bor<T: Bits>(i: &[u8], o: &mut [u8]) {
-    zip::<T>(i, o, T::or)
+    zip::<T, _>(i, o, T::or)
 }
 /// MPI_BXOR.
 pub fn bxor<T: Bits>(i: &[u8], o: &mut [u8]) {
-    zip::<T>(i, o, T::xor)
+    zip::<T, _>(i, o, T::xor)
 }
 /// MPI_LAND (result 1 or 0).
 pub fn land<T: Bits>(i: &[u8], o: &mut [u8]) {
-    zip::<T>(i, o, |a, b| T::of_bool(T::truth(a) && T::truth(b)))
+    zip::<T, _>(i, o, |a, b| T::of_bool(T::truth(a) && T::truth(b)))
 }
 /// MPI_LOR.
 pub fn lor<T: Bits>(i: &[u8], o: &mut [u8]) {
-    zip::<T>(i, o, |a, b| T::of_bool(T::truth(a) || T::truth(b)))
+    zip::<T, _>(i, o, |a, b| T::of_bool(T::truth(a) || T::truth(b)))
 }
 /// MPI_LXOR.
 pub fn lxor<T: Bits>(i: &[u8], o: &mut [u8]) {
-    zip::<T>(i, o, |a, b| T::of_bool(T::truth(a) != T::truth(b)))
+    zip::<T, _>(i, o, |a, b| T::of_bool(T::truth(a) != T::truth(b)))
 }
 
 /// MPI_SUM on complex numbers.
 pub fn csum<T: Arith>(i: &[u8], o: &mut [u8]) {
-    zip::<Complex<T>>(i, o, |a, b| Complex {
+    zip::<Complex<T>, _>(i, o, |a, b| Complex {
         re: T::add(a.re, b.re),
         im: T::add(a.im, b.im),
     })
@@ -192,7 +225,7 @@ pub fn csum<T: Arith>(i: &[u8], o: &mut [u8]) {
 
 /// MPI_PROD on complex numbers: `(ar br - ai bi) + (ar bi + ai br) i`.
 pub fn cprod<T: Arith + std::ops::Sub<Output = T>>(i: &[u8], o: &mut [u8]) {
-    zip::<Complex<T>>(i, o, |a, b| Complex {
+    zip::<Complex<T>, _>(i, o, |a, b| Complex {
         re: T::mul(a.re, b.re) - T::mul(a.im, b.im),
         im: T::add(T::mul(a.re, b.im), T::mul(a.im, b.re)),
     })
@@ -323,6 +356,63 @@ mod tests {
     #[test]
     fn float_and_complex_kernels_match_scalar_reference() {
         float_cases!(f32, f64);
+    }
+
+    /// The plain, AVX2 and AVX-512 builds of the loop agree (whichever the CPU can run), on
+    /// lengths around the vector widths.
+    #[test]
+    fn every_vector_width_agrees() {
+        for n in [0usize, 1, 3, 7, 8, 15, 16, 17, 31, 33, 64, 127, 1001] {
+            let a: Vec<f64> = (0..n).map(|k| k as f64 * 0.5 - 3.0).collect();
+            let b: Vec<f64> = (0..n).map(|k| 2.0 - k as f64).collect();
+            let want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+            let ai: Vec<i8> = (0..n).map(|k| (k % 200) as i8).collect();
+            let bi: Vec<i8> = (0..n).map(|k| (k * 3 % 250) as i8).collect();
+            let wanti: Vec<i8> = ai
+                .iter()
+                .zip(&bi)
+                .map(|(x, y)| x.wrapping_add(*y))
+                .collect();
+            type Run = fn(&[u8], &mut [u8], bool);
+            let mut runs: Vec<Run> = vec![|i, o, f| {
+                if f {
+                    zip_plain(i, o, f64::add)
+                } else {
+                    zip_plain(i, o, i8::add)
+                }
+            }];
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: AVX2 is available (checked).
+                    runs.push(|i, o, f| unsafe {
+                        if f {
+                            zip_avx2(i, o, f64::add)
+                        } else {
+                            zip_avx2(i, o, i8::add)
+                        }
+                    });
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: AVX-512F is available (checked).
+                    runs.push(|i, o, f| unsafe {
+                        if f {
+                            zip_avx512(i, o, f64::add)
+                        } else {
+                            zip_avx512(i, o, i8::add)
+                        }
+                    });
+                }
+            }
+            for run in runs {
+                let mut ob = bytes(&b);
+                run(&bytes(&a), &mut ob, true);
+                assert_eq!(values::<f64>(&ob), want, "f64, n = {n}");
+                let mut ob = bytes(&bi);
+                run(&bytes(&ai), &mut ob, false);
+                assert_eq!(values::<i8>(&ob), wanti, "i8, n = {n}");
+            }
+        }
     }
 
     #[test]

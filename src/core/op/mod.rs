@@ -58,25 +58,29 @@ pub enum Builtin {
 
 impl Builtin {
     /// The predefined op with ABI handle `h`.
+    #[inline]
     pub fn from_handle(h: usize) -> Option<Builtin> {
         use Builtin::*;
-        Some(match h {
-            MPI_SUM => Sum,
-            MPI_PROD => Prod,
-            MPI_MAX => Max,
-            MPI_MIN => Min,
-            MPI_LAND => Land,
-            MPI_LOR => Lor,
-            MPI_LXOR => Lxor,
-            MPI_BAND => Band,
-            MPI_BOR => Bor,
-            MPI_BXOR => Bxor,
-            MPI_MAXLOC => Maxloc,
-            MPI_MINLOC => Minloc,
-            MPI_REPLACE => Replace,
-            MPI_NO_OP => NoOp,
-            _ => return None,
-        })
+        // The ABI numbers the predefined ops 0x21..=0x3d.
+        const BY_HANDLE: [Option<Builtin>; 0x1e] = {
+            let mut t = [None; 0x1e];
+            t[MPI_SUM - 0x20] = Some(Sum);
+            t[MPI_PROD - 0x20] = Some(Prod);
+            t[MPI_MAX - 0x20] = Some(Max);
+            t[MPI_MIN - 0x20] = Some(Min);
+            t[MPI_LAND - 0x20] = Some(Land);
+            t[MPI_LOR - 0x20] = Some(Lor);
+            t[MPI_LXOR - 0x20] = Some(Lxor);
+            t[MPI_BAND - 0x20] = Some(Band);
+            t[MPI_BOR - 0x20] = Some(Bor);
+            t[MPI_BXOR - 0x20] = Some(Bxor);
+            t[MPI_MAXLOC - 0x20] = Some(Maxloc);
+            t[MPI_MINLOC - 0x20] = Some(Minloc);
+            t[MPI_REPLACE - 0x20] = Some(Replace);
+            t[MPI_NO_OP - 0x20] = Some(NoOp);
+            t
+        };
+        BY_HANDLE.get(h.wrapping_sub(0x20)).copied().flatten()
     }
 
     /// The C name, for messages.
@@ -107,13 +111,20 @@ impl Builtin {
     }
 }
 
+/// `MPI_User_function`: `void f(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)`.
+pub type UserFnInt = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
+/// `MPI_User_function_c`: `void f(void *invec, void *inoutvec, MPI_Count *len, MPI_Datatype
+/// *dt)`.
+pub type UserFnBig =
+    unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
+
 /// The function given to `MPI_Op_create` or `MPI_Op_create_c`.
 #[derive(Clone, Copy, Debug)]
 pub enum UserFn {
-    /// `void f(void *invec, void *inoutvec, int *len, MPI_Datatype *dt)`.
-    Int(unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype)),
-    /// `void f(void *invec, void *inoutvec, MPI_Count *len, MPI_Datatype *dt)`.
-    Big(unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype)),
+    /// From `MPI_Op_create`.
+    Int(UserFnInt),
+    /// From `MPI_Op_create_c`.
+    Big(UserFnBig),
 }
 
 /// A user op object (`MPI_Op_create`).
@@ -351,6 +362,41 @@ pub fn builtin_kernel(op: Builtin, dt: usize) -> Option<Kernel> {
     }
 }
 
+/// Number of predefined ops (the `Builtin` variants).
+const NBUILTIN: usize = 14;
+
+/// [`builtin_kernel`] for every (predefined datatype, op), computed once: the per-call
+/// lookup is then one index.
+type KernelTable = [[Option<Kernel>; NBUILTIN]; 256];
+
+fn kernel_table() -> &'static KernelTable {
+    static TABLE: std::sync::OnceLock<Box<KernelTable>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        use Builtin::*;
+        let all = [
+            Sum, Prod, Max, Min, Land, Lor, Lxor, Band, Bor, Bxor, Maxloc, Minloc, Replace, NoOp,
+        ];
+        let mut t = Box::new([[None; NBUILTIN]; 256]);
+        for (k, row) in t.iter_mut().enumerate() {
+            for op in all {
+                row[op as usize] = builtin_kernel(op, 0x200 + k);
+            }
+        }
+        t
+    })
+}
+
+/// The kernel of `op` on `dt` through the table (same answer as [`builtin_kernel`]).
+#[inline]
+fn cached_kernel(op: Builtin, dt: usize) -> Option<Kernel> {
+    let k = dt.wrapping_sub(0x200);
+    if k < 256 {
+        kernel_table()[k][op as usize]
+    } else {
+        None
+    }
+}
+
 /// Decides whether a datatype that is not predefined may be used with `op`, and gives its
 /// layout. The derived-datatype table plugs in here: a user op accepts any committed datatype
 /// (the function receives the handle); a predefined op accepts a derived datatype whose basic
@@ -386,6 +432,7 @@ enum How {
 
 impl Runtime {
     /// Resolves an op handle; `MPI_ERR_OP` for `MPI_OP_NULL` and unknown or freed handles.
+    #[inline]
     pub fn op(&self, h: usize) -> MpiResult<OpRef> {
         if let Some(b) = Builtin::from_handle(h) {
             return Ok(OpRef::Builtin(b));
@@ -410,6 +457,7 @@ impl Runtime {
     /// `MPI_BAND` on `MPI_DOUBLE`, `MPI_SUM` on `MPI_2INT`), `MPI_ERR_TYPE` for a bad datatype.
     /// `MPI_REPLACE` and `MPI_NO_OP` are refused (`MPI_ERR_OP`): the standard allows them only
     /// in the accumulate functions, which use [`Runtime::accumulate_reducer`].
+    #[inline]
     pub fn reducer(&self, op: usize, dt: usize) -> MpiResult<Reducer> {
         self.resolve(op, dt, false)
     }
@@ -421,6 +469,7 @@ impl Runtime {
         self.resolve(op, dt, true)
     }
 
+    #[inline]
     fn resolve(&self, op: usize, dt: usize, accumulate: bool) -> MpiResult<Reducer> {
         let opref = self.op(op)?;
         if let OpRef::Builtin(b @ (Builtin::Replace | Builtin::NoOp)) = opref {
@@ -439,7 +488,7 @@ impl Runtime {
             None => derived_type_for_op(self, opref, dt)?,
         };
         match opref {
-            OpRef::Builtin(b) => match builtin_kernel(b, dt) {
+            OpRef::Builtin(b) => match cached_kernel(b, dt) {
                 Some(k) => Ok(Reducer {
                     how: How::Kernel(k),
                     extent: info.extent,
@@ -526,6 +575,7 @@ impl Reducer {
     /// `input` and `inout` must each be valid for `count * extent` bytes (reads; reads and
     /// writes for `inout`), for the duration of the call. They may overlap: an overlapping
     /// input is copied first.
+    #[inline]
     pub unsafe fn apply_raw(&self, count: usize, input: *const u8, inout: *mut u8) {
         let bytes = count * self.extent;
         if bytes == 0 {
@@ -558,6 +608,7 @@ impl Reducer {
     ///
     /// # Safety
     /// Both pointers valid for `n * extent` bytes.
+    #[inline(never)]
     unsafe fn call_user(&self, n: usize, input: *const u8, inout: *mut u8) {
         let How::User { func, dt } = self.how else {
             return;
@@ -660,6 +711,22 @@ mod tests {
         }
     }
 
+    #[test]
+    fn table_agrees_with_kernel_choice() {
+        use Builtin::*;
+        for dt in 0x1f0..0x310 {
+            for op in [
+                Sum, Prod, Max, Min, Land, Lor, Lxor, Band, Bor, Bxor, Maxloc, Minloc, Replace,
+                NoOp,
+            ] {
+                assert_eq!(
+                    cached_kernel(op, dt).map(|k| k as usize),
+                    builtin_kernel(op, dt).map(|k| k as usize)
+                );
+            }
+        }
+    }
+
     fn ld_bytes(v: f64) -> [u8; 16] {
         // x86-64 extended precision of a double with an integer value: sign, 15-bit exponent,
         // explicit integer bit.
@@ -681,7 +748,8 @@ mod tests {
         let a: Vec<f64> = (0..9).map(|k| k as f64 - 3.0).collect();
         let b: Vec<f64> = (0..9).map(|k| 2.0 * k as f64 - 5.0).collect();
         let enc = |v: &[f64]| v.iter().flat_map(|&x| ld_bytes(x)).collect::<Vec<u8>>();
-        let cases: [(Kernel, fn(f64, f64) -> f64); 4] = [
+        type Case = (Kernel, fn(f64, f64) -> f64);
+        let cases: [Case; 4] = [
             (ext::ld_sum, |x, y| x + y),
             (ext::ld_prod, |x, y| x * y),
             (ext::ld_max, |x, y| x.max(y)),
@@ -756,7 +824,8 @@ mod tests {
         }
         let a = [3, -2, 7, 0, 5];
         let b = [4, 6, -1, 9, 5];
-        let cases: [(Kernel, Kernel, fn(i32, i32) -> i32); 4] = [
+        type Case = (Kernel, Kernel, fn(i32, i32) -> i32);
+        let cases: [Case; 4] = [
             (ext::f128_sum, ext::f16_sum, |x, y| x + y),
             (ext::f128_prod, ext::f16_prod, |x, y| x * y),
             (ext::f128_max, ext::f16_max, |x, y| x.max(y)),
