@@ -553,16 +553,15 @@ fn type_name(dt: usize) -> String {
 }
 
 impl Reducer {
-    /// `inout[k] = in[k] op inout[k]` for the `inout.len() / extent` elements of `inout`
-    /// (`input` must be at least as long). For a user op the function is called directly:
+    /// `inout[k] = in[k] op inout[k]` for the whole elements both slices hold (normally
+    /// equal lengths). For a user op the function is called directly:
     /// call this outside the runtime lock when the op may be a user op.
     pub fn apply(&self, input: &[u8], inout: &mut [u8]) {
-        let n = inout.len() / self.extent.max(1);
-        debug_assert!(input.len() >= n * self.extent);
+        let n = inout.len().min(input.len()) / self.extent.max(1);
         match self.how {
             How::Kernel(k) => k(input, inout),
             How::User { .. } => {
-                // SAFETY: both buffers hold `n` elements (checked above by the slice lengths)
+                // SAFETY: both slices hold at least `n` elements (n is taken from the shorter)
                 // and do not overlap (one is borrowed mutably).
                 unsafe { self.call_user(n, input.as_ptr(), inout.as_mut_ptr()) }
             }
