@@ -37,6 +37,13 @@ fn main() {
     println!("cargo:rerun-if-changed=src/abi/api");
     println!("cargo:rerun-if-changed=src/abi/imp");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/core/op/ext.c");
+    cc::Build::new()
+        .file(root.join("src/core/op/ext.c"))
+        .opt_level(2)
+        .flag_if_supported("-std=gnu11")
+        .warnings(true)
+        .compile("hympi_op_ext");
 
     let prologue = fs::read_to_string(api.join("prologue.h")).expect("prologue.h");
     let hympi_prologue = fs::read_to_string(api.join("hympi_prologue.h")).unwrap_or_default();

@@ -10,6 +10,7 @@ pub mod group;
 pub mod hwtopo;
 pub mod info;
 pub mod matching;
+pub mod op;
 pub mod p2p;
 pub mod request;
 pub mod runtime;

@@ -75,6 +75,8 @@ pub struct Runtime {
     /// Noncontiguous rendezvous sends whose segments average at least this many bytes are
     /// copied by a vectored CMA read; smaller pieces are streamed packed.
     pub dt_iov_min: usize,
+    /// User reduction operations (the predefined ones are not stored).
+    pub ops: Slab<crate::core::op::UserOp>,
 }
 
 /// An operation the progress engine advances until it reports completion.
@@ -379,6 +381,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         predefined_type_attrs: Default::default(),
         types: Slab::new(kind::DATATYPE),
         dt_iov_min: config::int("HYMPI_DT_IOV_MIN").max(0) as usize,
+        ops: Slab::new(kind::OP),
     }))
 }
 

@@ -36,3 +36,6 @@ pub(crate) use p2p::*;
 pub(crate) use runtime::*;
 pub(crate) use topo::*;
 pub(crate) use topo_create::*;
+
+mod op;
+pub(crate) use op::*;
