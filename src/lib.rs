@@ -8,6 +8,7 @@
 //! - [`platform`]: bootstrap (PMI-1), shared segments, CMA, waiting, configuration.
 
 pub mod abi;
+pub mod coll;
 pub mod core;
 pub mod platform;
 pub mod transport;

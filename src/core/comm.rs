@@ -78,6 +78,8 @@ pub struct Comm {
     pub info: Info,
     /// Hidden communicator (internal use by an intercommunicator): never given to the user.
     pub hidden: bool,
+    /// Collectives started on it so far (names their traffic: see `coll::sched`).
+    pub coll_seq: u32,
     /// Virtual topology (`MPI_Cart_create`, `MPI_Graph_create`, `MPI_Dist_graph_create*`).
     pub topo: Option<std::sync::Arc<crate::core::topo::Topology>>,
 }
@@ -96,6 +98,7 @@ impl Comm {
             attrs: Vec::new(),
             info: Info::default(),
             hidden: false,
+            coll_seq: 0,
             topo: None,
         }
     }

@@ -1148,3 +1148,39 @@ const SPLIT_FAILED: u64 = 0x800;
 pub fn split_point(n: usize) -> usize {
     (n / 2) & !4095
 }
+
+/// Packs the data of elements of predefined `unit` at `buf` into `out` (whose length, a
+/// multiple of `unit.size` or shorter for a partial element, says how much).
+pub fn pack_into(buf: *const u8, unit: TypeInfo, out: &mut [u8]) {
+    let (head, tail_at) = (unit.head as usize, unit.tail_at as usize);
+    for (i, chunk) in out.chunks_mut(unit.size.max(1)).enumerate() {
+        let h = chunk.len().min(head);
+        // SAFETY: the caller's buffer holds the elements whose data `out` receives; both
+        // blocks lie within element i's extent.
+        unsafe {
+            let e = buf.add(i * unit.extent);
+            std::ptr::copy_nonoverlapping(e, chunk.as_mut_ptr(), h);
+            std::ptr::copy_nonoverlapping(
+                e.add(tail_at),
+                chunk.as_mut_ptr().add(h),
+                chunk.len() - h,
+            );
+        }
+    }
+}
+
+/// Spreads packed `data` into elements of predefined `unit` at `dst` (the inverse of
+/// [`pack_into`]).
+pub fn unpack_from(dst: *mut u8, unit: TypeInfo, data: &[u8]) {
+    let (head, tail_at) = (unit.head as usize, unit.tail_at as usize);
+    for (i, chunk) in data.chunks(unit.size.max(1)).enumerate() {
+        let h = chunk.len().min(head);
+        // SAFETY: the caller's buffer holds as many elements as `data` has data for; both
+        // blocks lie within element i's extent.
+        unsafe {
+            let el = dst.add(i * unit.extent);
+            std::ptr::copy_nonoverlapping(chunk.as_ptr(), el, h);
+            std::ptr::copy_nonoverlapping(chunk.as_ptr().add(h), el.add(tail_at), chunk.len() - h);
+        }
+    }
+}

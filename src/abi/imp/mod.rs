@@ -14,6 +14,7 @@
 
 mod abi;
 mod attr;
+mod coll;
 mod comm;
 mod datatype;
 mod errhandler;
@@ -27,6 +28,7 @@ mod util;
 
 pub(crate) use abi::*;
 pub(crate) use attr::*;
+pub(crate) use coll::*;
 pub(crate) use comm::*;
 pub(crate) use datatype::*;
 pub(crate) use errhandler::*;

@@ -1,0 +1,137 @@
+//! Collective operations: the C functions. Each builds the schedule of the chosen algorithm
+//! (`coll::algos`) and runs it to completion (blocking form) or hands it to the progress
+//! engine (nonblocking `MPI_I*` form); both forms come from the same builder.
+
+use super::p2p::buffer_bytes;
+use super::util::out;
+use crate::abi::types::*;
+use crate::coll::sched::{self, check_root, Schedule, Span};
+use crate::coll::{algos, begin, Ctx};
+use crate::core::error::MpiResult;
+use crate::core::runtime::{self, Runtime};
+use core::ffi::{c_int, c_void};
+
+/// A user buffer of `count` elements of `dt` as a schedule span.
+pub(crate) fn user_span(
+    rt: &Runtime,
+    buf: *const c_void,
+    count: i64,
+    dt: MPI_Datatype,
+) -> MpiResult<Span> {
+    let b = buffer_bytes(rt, buf, count, dt)?;
+    Ok(Span {
+        addr: b.ptr as usize,
+        bytes: b.bytes,
+        unit: b.unit,
+        layout: b.layout,
+    })
+}
+
+/// Builds a schedule under the runtime with `build`, then runs it (blocking) or starts it and
+/// stores the request handle in `request` (nonblocking).
+unsafe fn collective(
+    comm: MPI_Comm,
+    function: &str,
+    request: Option<*mut MPI_Request>,
+    build: impl FnOnce(&Runtime, &Ctx, &mut Schedule) -> MpiResult<()>,
+) -> MpiResult<()> {
+    if let Some(r) = request {
+        out(r, "request")?;
+    }
+    let started = runtime::with(|rt| {
+        let (ctx, tag) = begin(rt, comm as usize, function)?;
+        let mut s = ctx.schedule(tag);
+        build(rt, &ctx, &mut s)?;
+        match request {
+            Some(_) => Ok(Err(sched::start(rt, s)?)),
+            None => Ok(Ok(s)),
+        }
+    })?;
+    match started {
+        Ok(s) => s.run(),
+        Err(h) => {
+            *request.unwrap() = h as MPI_Request;
+            Ok(())
+        }
+    }
+}
+
+fn barrier(_rt: &Runtime, c: &Ctx, s: &mut Schedule) -> MpiResult<()> {
+    algos::barrier::dissemination(c, s);
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Barrier(comm: MPI_Comm) -> MpiResult<()> {
+    collective(comm, "MPI_Barrier", None, barrier)
+}
+
+pub(crate) unsafe fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
+    collective(comm, "MPI_Ibarrier", Some(request), barrier)
+}
+
+fn bcast(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    buffer: *mut c_void,
+    count: i64,
+    datatype: MPI_Datatype,
+    root: c_int,
+) -> MpiResult<()> {
+    check_root(root, c.size)?;
+    let data = user_span(rt, buffer, count, datatype)?;
+    if c.size > 1 && data.bytes > 0 {
+        algos::bcast::knomial(c, s, &data, root, 2);
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Bcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Bcast", None, |rt, c, s| {
+        bcast(rt, c, s, buffer, count as i64, datatype, root)
+    })
+}
+
+pub(crate) unsafe fn MPI_Bcast_c(
+    buffer: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Bcast_c", None, |rt, c, s| {
+        bcast(rt, c, s, buffer, count, datatype, root)
+    })
+}
+
+pub(crate) unsafe fn MPI_Ibcast(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Ibcast", Some(request), |rt, c, s| {
+        bcast(rt, c, s, buffer, count as i64, datatype, root)
+    })
+}
+
+pub(crate) unsafe fn MPI_Ibcast_c(
+    buffer: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Ibcast_c", Some(request), |rt, c, s| {
+        bcast(rt, c, s, buffer, count, datatype, root)
+    })
+}

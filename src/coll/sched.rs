@@ -1,0 +1,387 @@
+//! The schedule engine: a collective algorithm emits a [`Schedule`] — rounds of sends,
+//! receives, reductions and copies over user buffers and temporaries — and the engine runs it.
+//! Blocking collectives run it to completion ([`Schedule::run`]); nonblocking ones hand it to
+//! the progress engine ([`ScheduleOp`]), so both come from the same algorithm code.
+//!
+//! Semantics of a round: all its sends and receives are posted at once; when every one has
+//! completed, its local steps (reductions, copies) run in order; then the next round starts.
+//! An algorithm that needs a local step before communicating puts it in a round of its own.
+//! Traffic uses the communicator's collective context with a tag derived from the
+//! collective's sequence number on that communicator (every member calls collectives in the
+//! same order), so concurrent nonblocking collectives on one communicator never mix.
+//!
+//! Schedules are plain data and can be printed ([`Schedule::dump`]) for inspection or replay.
+
+use crate::abi::consts::*;
+use crate::core::datatype::{Layout, TypeInfo};
+use crate::core::error::{fail, MpiResult};
+use crate::core::op::Reducer;
+use crate::core::p2p::{RecvArgs, SendArgs, INTERNAL_TAG_MAX};
+use crate::core::request::{ReqKind, SendMode};
+use crate::core::runtime::{self, Background, Runtime};
+use std::fmt::Write as _;
+
+/// Tags of collective traffic: `COLL_TAG_BASE - (sequence mod 2^24)`, below the tags of the
+/// communicator-construction rounds.
+pub const COLL_TAG_BASE: i32 = INTERNAL_TAG_MAX - (1 << 25);
+
+/// The tag of collective number `seq` on a communicator.
+pub fn coll_tag(seq: u32) -> i32 {
+    COLL_TAG_BASE - (seq % (1 << 24)) as i32
+}
+
+/// A buffer as a transfer sees it: address, bytes of data, element layout and, for a derived
+/// datatype with holes, its layout program.
+#[derive(Clone, Debug)]
+pub struct Span {
+    /// Start address.
+    pub addr: usize,
+    /// Bytes of data (packed size).
+    pub bytes: usize,
+    /// Element layout.
+    pub unit: TypeInfo,
+    /// Derived layout, when the data is not one contiguous block.
+    pub layout: Option<Layout>,
+}
+
+impl Span {
+    /// `bytes` contiguous bytes at `addr`.
+    pub fn bytes(addr: usize, bytes: usize) -> Span {
+        Span {
+            addr,
+            bytes,
+            unit: crate::core::datatype::predefined(MPI_BYTE).expect("MPI_BYTE"),
+            layout: None,
+        }
+    }
+
+    /// Whether the data is one contiguous block at `addr`.
+    pub fn is_contiguous(&self) -> bool {
+        self.layout.is_none() && self.unit.size == self.unit.extent
+    }
+}
+
+/// One step of a schedule.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// Send `data` to communicator rank `peer`.
+    Send {
+        /// Destination rank.
+        peer: i32,
+        /// What to send.
+        data: Span,
+    },
+    /// Receive from communicator rank `peer` into `data`.
+    Recv {
+        /// Source rank.
+        peer: i32,
+        /// Where to receive.
+        data: Span,
+    },
+    /// `dst = src op dst` over `count` elements laid out by the reducer's datatype.
+    Reduce {
+        /// The checked (op, datatype) pair.
+        reducer: Reducer,
+        /// Elements.
+        count: usize,
+        /// First operand address.
+        src: usize,
+        /// Second operand and result address.
+        dst: usize,
+    },
+    /// Copies `src` into `dst` (same packed size; layouts may differ).
+    Copy {
+        /// Source.
+        src: Span,
+        /// Destination.
+        dst: Span,
+    },
+}
+
+/// A collective operation's plan and its execution state.
+#[derive(Debug)]
+pub struct Schedule {
+    /// Communicator (table index).
+    pub comm: u32,
+    /// Tag of its traffic.
+    pub tag: i32,
+    rounds: Vec<Vec<Step>>,
+    tmps: Vec<Vec<u8>>,
+    current: usize,
+    pending: Vec<u32>,
+    started: bool,
+}
+
+// SAFETY-free by construction: addresses are plain integers; the engine dereferences them only
+// in `run_local`, whose safety argument is documented there.
+
+impl Schedule {
+    /// An empty schedule on communicator `comm` with tag `tag`.
+    pub fn new(comm: u32, tag: i32) -> Schedule {
+        Schedule {
+            comm,
+            tag,
+            rounds: vec![Vec::new()],
+            tmps: Vec::new(),
+            current: 0,
+            pending: Vec::new(),
+            started: false,
+        }
+    }
+
+    /// A zeroed temporary buffer of `bytes` bytes owned by the schedule; returns its address
+    /// (stable for the schedule's life).
+    pub fn tmp(&mut self, bytes: usize) -> usize {
+        let v = vec![0u8; bytes.max(1)];
+        let a = v.as_ptr() as usize;
+        self.tmps.push(v);
+        a
+    }
+
+    /// Adds a step to the current round.
+    pub fn push(&mut self, s: Step) {
+        self.rounds.last_mut().unwrap().push(s);
+    }
+
+    /// Sends `data` to `peer` in the current round.
+    pub fn send(&mut self, peer: i32, data: Span) {
+        self.push(Step::Send { peer, data });
+    }
+
+    /// Receives from `peer` into `data` in the current round.
+    pub fn recv(&mut self, peer: i32, data: Span) {
+        self.push(Step::Recv { peer, data });
+    }
+
+    /// `dst = src op dst` after the current round's communication.
+    pub fn reduce(&mut self, reducer: Reducer, count: usize, src: usize, dst: usize) {
+        self.push(Step::Reduce {
+            reducer,
+            count,
+            src,
+            dst,
+        });
+    }
+
+    /// Copies `src` to `dst` after the current round's communication.
+    pub fn copy(&mut self, src: Span, dst: Span) {
+        self.push(Step::Copy { src, dst });
+    }
+
+    /// Ends the current round (no-op when it is empty).
+    pub fn next_round(&mut self) {
+        if !self.rounds.last().unwrap().is_empty() {
+            self.rounds.push(Vec::new());
+        }
+    }
+
+    /// Number of rounds.
+    pub fn rounds(&self) -> usize {
+        self.rounds.iter().filter(|r| !r.is_empty()).count()
+    }
+
+    /// A readable listing of the schedule (one line per step, rounds numbered).
+    pub fn dump(&self) -> String {
+        let mut s = format!("schedule comm={} tag={}\n", self.comm, self.tag);
+        for (i, r) in self
+            .rounds
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_empty())
+        {
+            for step in r {
+                let _ = match step {
+                    Step::Send { peer, data } => {
+                        writeln!(s, "  round {i}: send {} B to {peer}", data.bytes)
+                    }
+                    Step::Recv { peer, data } => {
+                        writeln!(s, "  round {i}: recv {} B from {peer}", data.bytes)
+                    }
+                    Step::Reduce { count, .. } => {
+                        writeln!(s, "  round {i}: reduce {count} elements")
+                    }
+                    Step::Copy { src, .. } => writeln!(s, "  round {i}: copy {} B", src.bytes),
+                };
+            }
+        }
+        s
+    }
+
+    fn post_round(&mut self, rt: &mut Runtime) -> MpiResult<()> {
+        let Some(round) = self.rounds.get(self.current) else {
+            return Ok(());
+        };
+        let mut ids = Vec::new();
+        // Receives first, so a message to self finds its receive posted.
+        for step in round {
+            if let Step::Recv { peer, data } = step {
+                let rid = rt.new_request(ReqKind::Recv, self.comm)?;
+                rt.start_recv(
+                    rid,
+                    RecvArgs {
+                        comm: self.comm,
+                        src: *peer,
+                        tag: self.tag,
+                        buf: data.addr as *mut u8,
+                        cap: data.bytes,
+                        unit: data.unit,
+                        layout: data.layout.clone(),
+                    },
+                )?;
+                ids.push(rid);
+            }
+        }
+        for step in round {
+            if let Step::Send { peer, data } = step {
+                let rid = rt.new_request(ReqKind::Send, self.comm)?;
+                rt.start_send(
+                    rid,
+                    SendArgs {
+                        comm: self.comm,
+                        dest: *peer,
+                        tag: self.tag,
+                        buf: data.addr as *const u8,
+                        bytes: data.bytes,
+                        mode: SendMode::Standard,
+                        unit: data.unit,
+                        layout: data.layout.clone(),
+                    },
+                )?;
+                ids.push(rid);
+            }
+        }
+        self.pending = ids;
+        Ok(())
+    }
+
+    fn run_local(&self) {
+        for step in &self.rounds[self.current] {
+            match step {
+                Step::Reduce {
+                    reducer,
+                    count,
+                    src,
+                    dst,
+                } => {
+                    // SAFETY: `src` and `dst` are user buffers the caller of the collective
+                    // keeps valid for `count` elements until it completes (MPI's contract), or
+                    // temporaries of this schedule sized by the algorithm for them.
+                    unsafe { reducer.apply_raw(*count, *src as *const u8, *dst as *mut u8) }
+                }
+                Step::Copy { src, dst } => copy_span(src, dst),
+                _ => {}
+            }
+        }
+    }
+
+    /// Advances; true once the whole schedule has run.
+    pub fn poll(&mut self, rt: &mut Runtime) -> MpiResult<bool> {
+        if !self.started {
+            self.started = true;
+            self.post_round(rt)?;
+        }
+        while self.current < self.rounds.len() {
+            if !crate::core::team::all_done(rt, &self.pending)? {
+                return Ok(false);
+            }
+            self.pending.clear();
+            self.run_local();
+            self.current += 1;
+            self.post_round(rt)?;
+        }
+        Ok(true)
+    }
+
+    /// Runs to completion (blocking; call outside `runtime::with`).
+    pub fn run(mut self) -> MpiResult<()> {
+        runtime::wait_for(|rt| Ok(self.poll(rt)?.then_some(())))
+    }
+}
+
+/// Copies the data of `src` into `dst` (packing and unpacking derived layouts).
+fn copy_span(src: &Span, dst: &Span) {
+    let n = src.bytes.min(dst.bytes);
+    if n == 0 {
+        return;
+    }
+    if src.is_contiguous() && dst.is_contiguous() {
+        // SAFETY: both spans describe `n` valid bytes (user buffers kept valid by the caller
+        // for the collective's duration, or schedule temporaries); MPI forbids overlapping
+        // send and receive buffers, and algorithms never copy a temporary onto itself.
+        unsafe { std::ptr::copy(src.addr as *const u8, dst.addr as *mut u8, n) };
+        return;
+    }
+    let packed = pack_span(src, n);
+    unpack_span(dst, &packed);
+}
+
+fn pack_span(s: &Span, n: usize) -> Vec<u8> {
+    let mut out = vec![0u8; n];
+    match &s.layout {
+        // SAFETY: the layout describes the valid memory of the user's buffer at `addr`.
+        Some(l) => unsafe { l.pack(s.addr, 0, &mut out) },
+        None => crate::core::p2p::pack_into(s.addr as *const u8, s.unit, &mut out),
+    }
+    out
+}
+
+fn unpack_span(d: &Span, data: &[u8]) {
+    match &d.layout {
+        // SAFETY: as in `pack_span`, for the destination buffer.
+        Some(l) => unsafe { l.unpack(d.addr, 0, data) },
+        None => crate::core::p2p::unpack_from(d.addr as *mut u8, d.unit, data),
+    }
+}
+
+/// A nonblocking collective: its schedule, advanced by the progress engine until it
+/// completes request `rid`.
+pub struct ScheduleOp {
+    sched: Schedule,
+    rid: u32,
+}
+
+impl ScheduleOp {
+    /// Runs `sched` in the background and completes request `rid` when done.
+    pub fn new(sched: Schedule, rid: u32) -> ScheduleOp {
+        ScheduleOp { sched, rid }
+    }
+}
+
+impl Background for ScheduleOp {
+    fn poll(&mut self, rt: &mut Runtime) -> bool {
+        match self.sched.poll(rt) {
+            Ok(false) => false,
+            Ok(true) => {
+                rt.complete(self.rid);
+                true
+            }
+            Err(e) => {
+                if let Some(r) = rt.reqs.get_mut(self.rid) {
+                    r.status.error = e.class();
+                }
+                rt.complete(self.rid);
+                true
+            }
+        }
+    }
+}
+
+/// Starts `sched` as a nonblocking operation: returns the request handle.
+pub fn start(rt: &mut Runtime, sched: Schedule) -> MpiResult<usize> {
+    let rid = rt.new_request(ReqKind::Done, sched.comm)?;
+    rt.background.push(Box::new(ScheduleOp::new(sched, rid)));
+    // Post the first round now so the operation is under way before the call returns.
+    let _ = rt.poll_background();
+    Ok(rt.reqs.handle(rid))
+}
+
+/// Checks a root argument.
+pub fn check_root(root: i32, size: i32) -> MpiResult<()> {
+    if root < 0 || root >= size {
+        return fail(
+            MPI_ERR_ROOT,
+            format!("invalid root {root} (the communicator has {size} ranks)"),
+        );
+    }
+    Ok(())
+}
