@@ -320,7 +320,8 @@ fn pack_span(s: &Span, n: usize) -> Vec<u8> {
     match &s.layout {
         // SAFETY: the layout describes the valid memory of the user's buffer at `addr`.
         Some(l) => unsafe { l.pack(s.addr, 0, &mut out) },
-        None => crate::core::p2p::pack_into(s.addr as *const u8, s.unit, &mut out),
+        // SAFETY: the span describes valid elements at `addr` holding `n` bytes of data.
+        None => unsafe { crate::core::p2p::pack_into(s.addr as *const u8, s.unit, &mut out) },
     }
     out
 }
@@ -329,7 +330,8 @@ fn unpack_span(d: &Span, data: &[u8]) {
     match &d.layout {
         // SAFETY: as in `pack_span`, for the destination buffer.
         Some(l) => unsafe { l.unpack(d.addr, 0, data) },
-        None => crate::core::p2p::unpack_from(d.addr as *mut u8, d.unit, data),
+        // SAFETY: the span describes valid elements at `addr` with room for `data`.
+        None => unsafe { crate::core::p2p::unpack_from(d.addr as *mut u8, d.unit, data) },
     }
 }
 

@@ -1151,7 +1151,10 @@ pub fn split_point(n: usize) -> usize {
 
 /// Packs the data of elements of predefined `unit` at `buf` into `out` (whose length, a
 /// multiple of `unit.size` or shorter for a partial element, says how much).
-pub fn pack_into(buf: *const u8, unit: TypeInfo, out: &mut [u8]) {
+///
+/// # Safety
+/// `buf` must hold the elements whose data `out` receives.
+pub unsafe fn pack_into(buf: *const u8, unit: TypeInfo, out: &mut [u8]) {
     let (head, tail_at) = (unit.head as usize, unit.tail_at as usize);
     for (i, chunk) in out.chunks_mut(unit.size.max(1)).enumerate() {
         let h = chunk.len().min(head);
@@ -1171,7 +1174,10 @@ pub fn pack_into(buf: *const u8, unit: TypeInfo, out: &mut [u8]) {
 
 /// Spreads packed `data` into elements of predefined `unit` at `dst` (the inverse of
 /// [`pack_into`]).
-pub fn unpack_from(dst: *mut u8, unit: TypeInfo, data: &[u8]) {
+///
+/// # Safety
+/// `dst` must hold as many elements as `data` has data for.
+pub unsafe fn unpack_from(dst: *mut u8, unit: TypeInfo, data: &[u8]) {
     let (head, tail_at) = (unit.head as usize, unit.tail_at as usize);
     for (i, chunk) in data.chunks(unit.size.max(1)).enumerate() {
         let h = chunk.len().min(head);
