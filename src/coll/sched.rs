@@ -292,6 +292,13 @@ impl Schedule {
         Ok(true)
     }
 
+    /// Makes a completed schedule ready to run again (persistent collectives).
+    pub fn reset(&mut self) {
+        self.current = 0;
+        self.started = false;
+        self.pending.clear();
+    }
+
     /// Runs to completion (blocking; call outside `runtime::with`).
     pub fn run(mut self) -> MpiResult<()> {
         runtime::wait_for(|rt| Ok(self.poll(rt)?.then_some(())))
@@ -338,43 +345,84 @@ fn unpack_span(d: &Span, data: &[u8]) {
 /// A nonblocking collective: its schedule, advanced by the progress engine until it
 /// completes request `rid`.
 pub struct ScheduleOp {
-    sched: Schedule,
+    sched: Option<Box<Schedule>>,
     rid: u32,
+    persistent: bool,
 }
 
 impl ScheduleOp {
-    /// Runs `sched` in the background and completes request `rid` when done.
-    pub fn new(sched: Schedule, rid: u32) -> ScheduleOp {
-        ScheduleOp { sched, rid }
+    /// Runs `sched` in the background and completes request `rid` when done; a persistent
+    /// request gets its schedule back for the next `MPI_Start`.
+    pub fn new(sched: Box<Schedule>, rid: u32, persistent: bool) -> ScheduleOp {
+        ScheduleOp {
+            sched: Some(sched),
+            rid,
+            persistent,
+        }
     }
 }
 
 impl Background for ScheduleOp {
     fn poll(&mut self, rt: &mut Runtime) -> bool {
-        match self.sched.poll(rt) {
-            Ok(false) => false,
-            Ok(true) => {
-                rt.complete(self.rid);
-                true
+        let result = match self.sched.as_mut().expect("running schedule").poll(rt) {
+            Ok(false) => return false,
+            Ok(true) => Ok(()),
+            Err(e) => Err(e),
+        };
+        if let Some(r) = rt.reqs.get_mut(self.rid) {
+            if let Err(e) = result {
+                r.status.error = e.class();
             }
-            Err(e) => {
-                if let Some(r) = rt.reqs.get_mut(self.rid) {
-                    r.status.error = e.class();
-                }
-                rt.complete(self.rid);
-                true
+            if self.persistent {
+                let mut s = self.sched.take().unwrap();
+                s.reset();
+                r.extra().schedule = Some(s);
             }
         }
+        rt.complete(self.rid);
+        true
     }
 }
 
 /// Starts `sched` as a nonblocking operation: returns the request handle.
 pub fn start(rt: &mut Runtime, sched: Schedule) -> MpiResult<usize> {
     let rid = rt.new_request(ReqKind::Done, sched.comm)?;
-    rt.background.push(Box::new(ScheduleOp::new(sched, rid)));
+    rt.background
+        .push(Box::new(ScheduleOp::new(Box::new(sched), rid, false)));
     // Post the first round now so the operation is under way before the call returns.
     let _ = rt.poll_background();
     Ok(rt.reqs.handle(rid))
+}
+
+/// Makes `sched` a persistent collective request (inactive until `MPI_Start`); returns the
+/// request handle.
+pub fn persistent(rt: &mut Runtime, sched: Schedule) -> MpiResult<usize> {
+    let rid = rt.new_request(ReqKind::Done, sched.comm)?;
+    let r = rt.reqs.get_mut(rid).unwrap();
+    r.persistent = true;
+    r.active = false;
+    r.done = true;
+    r.extra().schedule = Some(Box::new(sched));
+    Ok(rt.reqs.handle(rid))
+}
+
+/// `MPI_Start` of persistent collective `rid`: runs its schedule in the background. Returns
+/// false when `rid` is not a persistent collective.
+pub fn start_persistent(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
+    let r = rt.reqs.get_mut(rid).expect("live request");
+    let Some(s) = r.extra.as_mut().and_then(|e| e.schedule.take()) else {
+        return Ok(false);
+    };
+    if r.active {
+        r.extra().schedule = Some(s);
+        return fail(MPI_ERR_REQUEST, "the persistent request is already active");
+    }
+    r.active = true;
+    r.done = false;
+    r.status = crate::core::request::Status::EMPTY;
+    rt.background.push(Box::new(ScheduleOp::new(s, rid, true)));
+    let _ = rt.poll_background();
+    Ok(true)
 }
 
 /// Checks a root argument.

@@ -111,6 +111,8 @@ pub enum ReqKind {
 /// Rarely used request state, kept out of line so the common request stays small.
 #[derive(Debug, Default)]
 pub struct Extra {
+    /// Persistent collective: its schedule between activations (taken out while it runs).
+    pub schedule: Option<Box<crate::coll::sched::Schedule>>,
     /// Persistent request arguments.
     pub persistent: Option<PersistentOp>,
     /// Streamed rendezvous receive: total bytes announced.

@@ -56,6 +56,27 @@ unsafe fn collective(
     }
 }
 
+/// Builds a persistent collective (`MPI_*_init`): the schedule is made once, under the call's
+/// sequence number, and run by every `MPI_Start`.
+pub(crate) unsafe fn collective_init(
+    comm: MPI_Comm,
+    function: &str,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+    build: impl FnOnce(&Runtime, &Ctx, &mut Schedule) -> MpiResult<()>,
+) -> MpiResult<()> {
+    let slot = out(request, "request")?;
+    crate::core::info::lookup_opt(info as usize)?;
+    let h = runtime::with(|rt| {
+        let (ctx, tag) = begin(rt, comm as usize, function)?;
+        let mut s = ctx.schedule(tag);
+        build(rt, &ctx, &mut s)?;
+        sched::persistent(rt, s)
+    })?;
+    *slot = h as MPI_Request;
+    Ok(())
+}
+
 fn barrier(_rt: &Runtime, c: &Ctx, s: &mut Schedule) -> MpiResult<()> {
     algos::barrier::dissemination(c, s);
     Ok(())
@@ -67,6 +88,42 @@ pub(crate) unsafe fn MPI_Barrier(comm: MPI_Comm) -> MpiResult<()> {
 
 pub(crate) unsafe fn MPI_Ibarrier(comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
     collective(comm, "MPI_Ibarrier", Some(request), barrier)
+}
+
+pub(crate) unsafe fn MPI_Barrier_init(
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Barrier_init", info, request, barrier)
+}
+
+pub(crate) unsafe fn MPI_Bcast_init(
+    buffer: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Bcast_init", info, request, |rt, c, s| {
+        bcast(rt, c, s, buffer, count as i64, datatype, root)
+    })
+}
+
+pub(crate) unsafe fn MPI_Bcast_init_c(
+    buffer: *mut c_void,
+    count: MPI_Count,
+    datatype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Bcast_init_c", info, request, |rt, c, s| {
+        bcast(rt, c, s, buffer, count, datatype, root)
+    })
 }
 
 fn bcast(

@@ -1648,6 +1648,9 @@ pub(crate) unsafe fn MPI_Recv_init_c(
 
 fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
     let rid = request_index(rt, h)?;
+    if crate::coll::sched::start_persistent(rt, rid)? {
+        return Ok(());
+    }
     let r = rt.reqs.get_mut(rid).unwrap();
     let Some(op) = r.extra.as_ref().and_then(|e| e.persistent.clone()) else {
         return fail(MPI_ERR_REQUEST, "MPI_Start needs a persistent request");
