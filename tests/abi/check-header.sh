@@ -18,7 +18,7 @@ lib=target/release/libhympi.a
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-libs=(-lpthread -ldl -lm -lrt)
+libs=(-lhwloc -lpthread -ldl -lm -lrt)
 
 echo "== C99: gcc -std=c99 -Wall -Wextra -pedantic -Werror"
 gcc -std=c99 -Wall -Wextra -pedantic -Werror -Iinclude \
