@@ -46,7 +46,7 @@ fn elems(rt: &Runtime, buf: usize, n: usize, dt: MPI_Datatype, op: MPI_Op) -> Mp
 /// MPI_ERR_BUFFER when the send and receive buffers are the same address (MPI_IN_PLACE is
 /// the way to reduce in place), as MPICH reports it.
 fn check_alias(send: *const c_void, recv: *const c_void, n: usize) -> MpiResult<()> {
-    if n > 0 && send == recv as *const c_void && send as usize != IN_PLACE {
+    if n > 0 && std::ptr::eq(send, recv) && send as usize != IN_PLACE {
         return fail(
             MPI_ERR_BUFFER,
             "the send and receive buffers are the same (use MPI_IN_PLACE to reduce in place)",
