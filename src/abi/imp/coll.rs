@@ -29,7 +29,7 @@ pub(crate) fn user_span(
 
 /// Builds a schedule under the runtime with `build`, then runs it (blocking) or starts it and
 /// stores the request handle in `request` (nonblocking).
-unsafe fn collective(
+pub(crate) unsafe fn collective(
     comm: MPI_Comm,
     function: &str,
     request: Option<*mut MPI_Request>,

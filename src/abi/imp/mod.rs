@@ -41,3 +41,6 @@ pub(crate) use topo_create::*;
 
 mod op;
 pub(crate) use op::*;
+
+mod coll_reduce;
+pub(crate) use coll_reduce::*;
