@@ -4,7 +4,9 @@
  *    buffer contents before every start; MPI_Wait leaves the request inactive and reusable.
  *  - Two persistent requests (barrier and bcast) started together with MPI_Startall and
  *    completed with MPI_Waitall, interleaved with a blocking collective.
- *  - A Wait on an inactive persistent request returns at once; MPI_Request_free releases it. */
+ *  - A Wait on an inactive persistent request returns at once; MPI_Request_free releases it.
+ *  - Persistent reductions (Allreduce_init in place and not, Reduce_init to the last rank,
+ *    Scan_init) started repeatedly with new inputs. */
 #include "mtest.h"
 
 int main(int argc, char **argv)
@@ -55,6 +57,39 @@ int main(int argc, char **argv)
     MPI_Request_free(&req[0]);
     MPI_Request_free(&req[1]);
     CHECK(req[0] == MPI_REQUEST_NULL && req[1] == MPI_REQUEST_NULL, "Request_free");
+
+    /* Persistent reductions. */
+    {
+        enum { M = 777 };
+        static double in[M], out[M], inplace[M], red[M], scan[M];
+        MPI_Request r[4];
+        rc = MPI_Allreduce_init(in, out, M, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+        CHECK_RC(rc, "MPI_Allreduce_init");
+        MPI_Allreduce_init(MPI_IN_PLACE, inplace, M, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD,
+                           MPI_INFO_NULL, &r[1]);
+        MPI_Reduce_init(in, red, M, MPI_DOUBLE, MPI_SUM, size - 1, MPI_COMM_WORLD, MPI_INFO_NULL,
+                        &r[2]);
+        MPI_Scan_init(in, scan, M, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[3]);
+        for (int it = 0; it < 10; it++) {
+            for (int i = 0; i < M; i++) {
+                in[i] = rank + it + i;
+                inplace[i] = rank * it - i;
+            }
+            MPI_Startall(4, r);
+            MPI_Waitall(4, r, MPI_STATUSES_IGNORE);
+            double sum_ranks = size * (size - 1) / 2.0, scan_ranks = rank * (rank + 1) / 2.0;
+            int bad = 0;
+            for (int i = 0; i < M; i++) {
+                bad += out[i] != sum_ranks + size * (double)(it + i);
+                bad += inplace[i] != (double)((size - 1) * it - i);
+                bad += rank == size - 1 && red[i] != sum_ranks + size * (double)(it + i);
+                bad += scan[i] != scan_ranks + (rank + 1) * (double)(it + i);
+            }
+            CHECK(bad == 0, "persistent reductions, iteration %d: %d wrong values", it, bad);
+        }
+        for (int i = 0; i < 4; i++)
+            MPI_Request_free(&r[i]);
+    }
     MTest_Finalize(mtest_errors);
     return 0;
 }

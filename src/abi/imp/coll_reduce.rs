@@ -65,7 +65,7 @@ fn source(send: *const c_void, recv: *mut c_void) -> usize {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn reduce_build(
+pub(crate) fn reduce_build(
     rt: &Runtime,
     c: &Ctx,
     s: &mut Schedule,
@@ -121,7 +121,7 @@ fn vector(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn allreduce_build(
+pub(crate) fn allreduce_build(
     rt: &Runtime,
     c: &Ctx,
     s: &mut Schedule,
@@ -139,7 +139,7 @@ fn allreduce_build(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn scan_build(
+pub(crate) fn scan_build(
     rt: &Runtime,
     c: &Ctx,
     s: &mut Schedule,
@@ -159,7 +159,7 @@ fn scan_build(
 
 /// Reduce-scatter with per-rank counts `counts` (already read from the caller's array).
 #[allow(clippy::too_many_arguments)]
-fn reduce_scatter_build(
+pub(crate) fn reduce_scatter_build(
     rt: &Runtime,
     c: &Ctx,
     s: &mut Schedule,
@@ -194,7 +194,10 @@ fn reduce_scatter_build(
 ///
 /// # Safety
 /// `p` is NULL or points to `size` readable counts.
-unsafe fn read_counts<T: Copy + Into<i64>>(p: *const T, size: i32) -> MpiResult<Vec<i64>> {
+pub(crate) unsafe fn read_counts<T: Copy + Into<i64>>(
+    p: *const T,
+    size: i32,
+) -> MpiResult<Vec<i64>> {
     if p.is_null() {
         return fail(MPI_ERR_ARG, "recvcounts must not be NULL");
     }

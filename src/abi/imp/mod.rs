@@ -15,6 +15,7 @@
 mod abi;
 mod attr;
 mod coll;
+mod coll_init;
 mod comm;
 mod datatype;
 mod errhandler;
@@ -29,6 +30,7 @@ mod util;
 pub(crate) use abi::*;
 pub(crate) use attr::*;
 pub(crate) use coll::*;
+pub(crate) use coll_init::*;
 pub(crate) use comm::*;
 pub(crate) use datatype::*;
 pub(crate) use errhandler::*;
