@@ -361,7 +361,7 @@ impl Runtime {
         }
         let c = self.comms.get(a.comm).expect("validated communicator");
         let env = Envelope {
-            ctx: c.ctx,
+            ctx: wire_ctx(c, a.tag),
             src: c.rank,
             tag: a.tag,
         };

@@ -41,3 +41,5 @@ pub(crate) use topo_create::*;
 
 mod op;
 pub(crate) use op::*;
+mod coll_move;
+pub(crate) use coll_move::*;

@@ -1,5 +1,10 @@
 //! Collective algorithms, one file each. Every function appends its steps to a schedule
 //! and works for any communicator size and count.
 
+pub mod allgather;
+pub mod alltoall;
 pub mod barrier;
 pub mod bcast;
+pub mod blocks;
+pub mod gather;
+pub mod scatter;
