@@ -368,13 +368,12 @@ fn allgather(
 ) -> MpiResult<()> {
     no_in_place(recvbuf, "recvbuf", function)?;
     let recv = user_blocks(rt, recvbuf, recvcount, recvtype, c.size as usize)?;
-    if !in_place(sendbuf) {
-        let send = user_span(rt, sendbuf, sendcount, sendtype)?;
-        blocks::copy(s, send, recv.block(c.rank as usize));
-        s.next_round();
-    }
+    let own = match in_place(sendbuf) {
+        true => None,
+        false => Some(user_span(rt, sendbuf, sendcount, sendtype)?),
+    };
     let algo = allgather::choose(c.size, recv.packed);
-    allgather::run(c, s, algo, &recv);
+    allgather::run(c, s, algo, &recv, own.as_ref());
     Ok(())
 }
 
@@ -404,14 +403,11 @@ fn allgatherv(
     for r in 0..p {
         spans.push(span_at(rt, recvbuf, displs[r], counts[r], recvtype)?);
     }
-    if !in_place(sendbuf) {
-        let send = user_span(rt, sendbuf, sendcount, sendtype)?;
-        blocks::copy(s, send, spans[c.rank as usize].clone());
-        s.next_round();
-    }
-    if p > 1 {
-        allgather::ring(c, s, &spans);
-    }
+    let own = match in_place(sendbuf) {
+        true => None,
+        false => Some(user_span(rt, sendbuf, sendcount, sendtype)?),
+    };
+    allgather::ring(c, s, &spans, own.as_ref());
     Ok(())
 }
 

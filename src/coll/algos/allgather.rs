@@ -7,7 +7,7 @@
 //!   doubles each round, moved straight between the receive buffers.
 //! - Bruck (any size): log2 p rounds over a rotated temporary, then one rotation back.
 
-use super::blocks::{copy_run, env_choice, Blocks};
+use super::blocks::{copy, copy_run, env_choice, Blocks};
 use crate::coll::sched::{Schedule, Span};
 use crate::coll::Ctx;
 
@@ -44,51 +44,91 @@ pub fn choose(p: i32, packed: usize) -> Algo {
     }
 }
 
-/// Runs `algo` on the receive blocks `recv` (own block already in place).
-pub fn run(c: &Ctx, s: &mut Schedule, algo: Algo, recv: &Blocks) {
+/// Runs `algo` on the receive blocks `recv`. `own` is this rank's send block when it is
+/// not yet in place: it is copied into its receive block during the first round (the first
+/// round's messages go out of `own` itself, so no round is spent on the copy).
+pub fn run(c: &Ctx, s: &mut Schedule, algo: Algo, recv: &Blocks, own: Option<&Span>) {
+    let me = c.rank as usize;
+    let place = |s: &mut Schedule| {
+        if let Some(o) = own {
+            copy(s, o.clone(), recv.block(me));
+        }
+    };
     if c.size < 2 || recv.packed == 0 {
+        place(s);
+        s.next_round();
         return;
     }
     match algo {
         Algo::Ring => {
             let spans: Vec<Span> = (0..c.size as usize).map(|i| recv.block(i)).collect();
-            ring(c, s, &spans);
+            ring(c, s, &spans, own);
+            // Round 0 sent `own`; its copy into place runs after round 0's traffic, before
+            // round 1 forwards anything (round 1 never sends this rank's own block).
         }
-        Algo::RecursiveDoubling if c.size & (c.size - 1) == 0 => recursive_doubling(c, s, recv),
-        Algo::RecursiveDoubling | Algo::Bruck => bruck(c, s, recv),
+        Algo::RecursiveDoubling if c.size & (c.size - 1) == 0 => {
+            recursive_doubling(c, s, recv, own)
+        }
+        Algo::RecursiveDoubling | Algo::Bruck => {
+            if let Some(o) = own {
+                copy(s, o.clone(), recv.block(me));
+                s.next_round();
+            }
+            bruck(c, s, recv)
+        }
     }
 }
 
 /// Ring allgather over per-rank spans (also Allgatherv): in round k, send block `rank - k`
 /// to the right neighbour and receive block `rank - k - 1` from the left one. Empty blocks
 /// are skipped on both sides alike.
-pub fn ring(c: &Ctx, s: &mut Schedule, blocks: &[Span]) {
+pub fn ring(c: &Ctx, s: &mut Schedule, blocks: &[Span], own: Option<&Span>) {
     let p = c.size;
     let right = (c.rank + 1) % p;
     let left = (c.rank - 1).rem_euclid(p);
     for k in 0..p - 1 {
         let out = (c.rank - k).rem_euclid(p) as usize;
         let inn = (c.rank - k - 1).rem_euclid(p) as usize;
-        if blocks[out].bytes > 0 {
-            s.send(right, blocks[out].clone());
+        let from = match own {
+            Some(o) if k == 0 => o.clone(),
+            _ => blocks[out].clone(),
+        };
+        if from.bytes > 0 {
+            s.send(right, from);
         }
         if blocks[inn].bytes > 0 {
             s.recv(left, blocks[inn].clone());
         }
+        if k == 0 {
+            if let Some(o) = own {
+                copy(s, o.clone(), blocks[out].clone());
+            }
+        }
         s.next_round();
+    }
+    if p == 1 {
+        if let Some(o) = own {
+            copy(s, o.clone(), blocks[0].clone());
+        }
     }
 }
 
 /// Recursive doubling (p a power of two): in round k, exchange the aligned run of 2^k
 /// blocks this rank holds with partner `rank ^ 2^k`.
-pub fn recursive_doubling(c: &Ctx, s: &mut Schedule, recv: &Blocks) {
+pub fn recursive_doubling(c: &Ctx, s: &mut Schedule, recv: &Blocks, own: Option<&Span>) {
     let p = c.size;
     let mut mask = 1;
     while mask < p {
         let partner = c.rank ^ mask;
         let mine = (c.rank & !(mask - 1)) as usize;
         let theirs = (partner & !(mask - 1)) as usize;
-        s.send(partner, recv.run(mine, mask as usize));
+        match own {
+            Some(o) if mask == 1 => {
+                s.send(partner, o.clone());
+                copy(s, o.clone(), recv.block(c.rank as usize));
+            }
+            _ => s.send(partner, recv.run(mine, mask as usize)),
+        }
         s.recv(partner, recv.run(theirs, mask as usize));
         s.next_round();
         mask <<= 1;
