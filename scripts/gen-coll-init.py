@@ -35,6 +35,9 @@ for name in ["coll_reduce.rs", "coll_move.rs"]:
         for ident in set(re.findall(r"\b([a-z_][a-z0-9_]*)\(", closure)):
             if re.search(r"^(pub\(crate\) )?(unsafe )?fn " + ident + r"\b", text, re.M):
                 uses.add((mod, ident))
+        for ident in set(re.findall(r"\b([A-Z][A-Za-z0-9]*)::", closure)):
+            if re.search(r"^(pub\(crate\) )?(enum|struct) " + ident + r"\b", text, re.M):
+                uses.add((mod, ident))
         bodies.append(
             f"pub(crate) unsafe fn {init}({params2}) -> MpiResult<()> {{\n"
             f"    collective_init(comm, \"{init}\", info, request, {closure})\n}}\n")
@@ -43,7 +46,7 @@ for mod, ident in sorted(uses):
     # the helpers a generated function calls must be visible to it
     path = os.path.join(imp, mod + ".rs")
     t = open(path).read()
-    t = re.sub(r"^(unsafe )?fn " + ident + r"\b", lambda m: "pub(crate) " + m.group(0), t, flags=re.M)
+    t = re.sub(r"^((unsafe )?fn|enum|struct) " + ident + r"\b", lambda m: "pub(crate) " + m.group(0), t, flags=re.M)
     open(path, "w").write(t)
 out += ["use crate::abi::types::*;", "use crate::core::error::MpiResult;",
         "use core::ffi::{c_int, c_void};", ""]

@@ -138,7 +138,12 @@ fn bcast(
     check_root(root, c.size)?;
     let data = user_span(rt, buffer, count, datatype)?;
     if c.size > 1 && data.bytes > 0 {
-        algos::bcast::knomial(c, s, &data, root, 2);
+        match algos::bcast::choose(c.size, data.bytes, data.is_contiguous()) {
+            algos::bcast::Algo::Knomial(k) => algos::bcast::knomial(c, s, &data, root, k),
+            algos::bcast::Algo::ScatterAllgather => {
+                algos::bcast::scatter_allgather(c, s, &data, root)
+            }
+        }
     }
     Ok(())
 }

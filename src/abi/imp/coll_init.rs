@@ -2,6 +2,16 @@
 //! nonblocking forms: the same schedule builder, run by every `MPI_Start`.
 
 use super::coll::collective_init;
+use super::coll_move::allgather;
+use super::coll_move::allgatherv;
+use super::coll_move::alltoall;
+use super::coll_move::alltoallv;
+use super::coll_move::alltoallw;
+use super::coll_move::gather;
+use super::coll_move::gatherv;
+use super::coll_move::scatter;
+use super::coll_move::scatterv;
+use super::coll_move::Arr;
 use super::coll_reduce::allreduce_build;
 use super::coll_reduce::read_counts;
 use super::coll_reduce::reduce_build;
@@ -231,4 +241,534 @@ pub(crate) unsafe fn MPI_Reduce_scatter_init_c(
             reduce_scatter_build(rt, c, s, sendbuf, recvbuf, &counts, datatype, op)
         },
     )
+}
+
+pub(crate) unsafe fn MPI_Gather_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Gather_init", info, request, |rt, c, s| {
+        gather(
+            rt,
+            c,
+            s,
+            "MPI_Igather",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Gather_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Gather_init_c", info, request, |rt, c, s| {
+        gather(
+            rt,
+            c,
+            s,
+            "MPI_Igather_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Gatherv_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Gatherv_init", info, request, |rt, c, s| {
+        gatherv(
+            rt,
+            c,
+            s,
+            "MPI_Igatherv",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(displs),
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Gatherv_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Gatherv_init_c", info, request, |rt, c, s| {
+        gatherv(
+            rt,
+            c,
+            s,
+            "MPI_Igatherv_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(displs),
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Scatter_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Scatter_init", info, request, |rt, c, s| {
+        scatter(
+            rt,
+            c,
+            s,
+            "MPI_Iscatter",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Scatter_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Scatter_init_c", info, request, |rt, c, s| {
+        scatter(
+            rt,
+            c,
+            s,
+            "MPI_Iscatter_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Scatterv_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Scatterv_init", info, request, |rt, c, s| {
+        scatterv(
+            rt,
+            c,
+            s,
+            "MPI_Iscatterv",
+            sendbuf,
+            Arr::Int(sendcounts),
+            Arr::Int(displs),
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Scatterv_init_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Scatterv_init_c", info, request, |rt, c, s| {
+        scatterv(
+            rt,
+            c,
+            s,
+            "MPI_Iscatterv_c",
+            sendbuf,
+            Arr::Count(sendcounts),
+            Arr::Aint(displs),
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Allgather_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Allgather_init", info, request, |rt, c, s| {
+        allgather(
+            rt,
+            c,
+            s,
+            "MPI_Iallgather",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Allgather_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Allgather_init_c", info, request, |rt, c, s| {
+        allgather(
+            rt,
+            c,
+            s,
+            "MPI_Iallgather_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Allgatherv_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Allgatherv_init", info, request, |rt, c, s| {
+        allgatherv(
+            rt,
+            c,
+            s,
+            "MPI_Iallgatherv",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(displs),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Allgatherv_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Allgatherv_init_c", info, request, |rt, c, s| {
+        allgatherv(
+            rt,
+            c,
+            s,
+            "MPI_Iallgatherv_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(displs),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoall_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Alltoall_init", info, request, |rt, c, s| {
+        alltoall(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoall",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoall_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Alltoall_init_c", info, request, |rt, c, s| {
+        alltoall(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoall_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoallv_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Alltoallv_init", info, request, |rt, c, s| {
+        alltoallv(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoallv",
+            sendbuf,
+            Arr::Int(sendcounts),
+            Arr::Int(sdispls),
+            sendtype,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(rdispls),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoallv_init_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Alltoallv_init_c", info, request, |rt, c, s| {
+        alltoallv(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoallv_c",
+            sendbuf,
+            Arr::Count(sendcounts),
+            Arr::Aint(sdispls),
+            sendtype,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(rdispls),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoallw_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Alltoallw_init", info, request, |rt, c, s| {
+        alltoallw(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoallw",
+            sendbuf,
+            Arr::Int(sendcounts),
+            Arr::Int(sdispls),
+            sendtypes,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(rdispls),
+            recvtypes,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoallw_init_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective_init(comm, "MPI_Alltoallw_init_c", info, request, |rt, c, s| {
+        alltoallw(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoallw_c",
+            sendbuf,
+            Arr::Count(sendcounts),
+            Arr::Aint(sdispls),
+            sendtypes,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(rdispls),
+            recvtypes,
+        )
+    })
 }

@@ -46,3 +46,5 @@ pub(crate) use op::*;
 
 mod coll_reduce;
 pub(crate) use coll_reduce::*;
+mod coll_move;
+pub(crate) use coll_move::*;

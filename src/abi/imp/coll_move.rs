@@ -1,0 +1,1590 @@
+//! Data-movement collectives: Gather, Scatter, Allgather, Alltoall and their v/w forms, each
+//! blocking, nonblocking (`MPI_I*`) and big-count (`_c`). Each C function reads its
+//! arguments into spans over the user buffers and builds the schedule of the algorithm
+//! `coll::algos` picks; blocking and nonblocking forms share the builder.
+
+use super::coll::{collective, user_span};
+use super::util::count;
+use crate::abi::consts::*;
+use crate::abi::types::*;
+use crate::coll::algos::blocks::{self, packed, Blocks};
+use crate::coll::algos::{allgather, alltoall, gather, scatter};
+use crate::coll::sched::{check_root, Schedule, Span};
+use crate::coll::Ctx;
+use crate::core::datatype::{Dtype, Layout};
+use crate::core::error::{fail, MpiResult};
+use crate::core::runtime::Runtime;
+use core::ffi::{c_int, c_void};
+
+/// Whether `buf` is `MPI_IN_PLACE`.
+fn in_place(buf: *const c_void) -> bool {
+    buf as usize == MPI_IN_PLACE
+}
+
+/// Rejects `MPI_IN_PLACE` where the standard does not allow it.
+fn no_in_place(buf: *const c_void, what: &str, function: &str) -> MpiResult<()> {
+    if in_place(buf) {
+        return fail(
+            MPI_ERR_BUFFER,
+            format!("{function} does not accept MPI_IN_PLACE as {what} here"),
+        );
+    }
+    Ok(())
+}
+
+/// The extent of datatype `dt` in bytes.
+fn extent(rt: &Runtime, dt: MPI_Datatype) -> MpiResult<isize> {
+    if let Some(t) = Dtype::predefined(dt as usize) {
+        return Ok(t.extent);
+    }
+    Ok(rt.type_entry(dt as usize)?.dt.extent)
+}
+
+/// `count` elements of `dt` starting `displ` bytes after `buf`.
+fn span_at_bytes(
+    rt: &Runtime,
+    buf: *const c_void,
+    displ: i64,
+    count: i64,
+    dt: MPI_Datatype,
+) -> MpiResult<Span> {
+    let mut s = user_span(rt, buf, count, dt)?;
+    s.addr = s.addr.wrapping_add_signed(displ as isize);
+    Ok(s)
+}
+
+/// `count` elements of `dt` starting `displ` elements (extents of `dt`) after `buf`.
+fn span_at(
+    rt: &Runtime,
+    buf: *const c_void,
+    displ: i64,
+    count: i64,
+    dt: MPI_Datatype,
+) -> MpiResult<Span> {
+    let e = extent(rt, dt)? as i64;
+    span_at_bytes(rt, buf, displ.wrapping_mul(e), count, dt)
+}
+
+/// `p` blocks of `count` elements of `dt` one after another at `buf`. The type is resolved
+/// for all `p` blocks, so that a type whose single block is one contiguous run but whose
+/// consecutive blocks are not (a resized vector) gets its layout program for runs of blocks.
+fn user_blocks(
+    rt: &Runtime,
+    buf: *const c_void,
+    count: i64,
+    dt: MPI_Datatype,
+    p: usize,
+) -> MpiResult<Blocks> {
+    let first = user_span(rt, buf, count, dt)?;
+    let stride = (extent(rt, dt)? as i64).wrapping_mul(count) as isize;
+    let all = user_span(rt, buf, count.saturating_mul(p as i64), dt)?;
+    let first = match all.layout {
+        Some(l) if first.layout.is_none() => Span {
+            addr: all.addr,
+            bytes: first.bytes,
+            unit: all.unit,
+            layout: Some(Layout {
+                dt: l.dt,
+                count: count as usize,
+            }),
+        },
+        _ => first,
+    };
+    Ok(Blocks::user(first, stride))
+}
+
+/// A C array argument of per-rank values.
+#[derive(Clone, Copy)]
+pub(crate) enum Arr {
+    /// `const int[]`.
+    Int(*const c_int),
+    /// `const MPI_Count[]`.
+    Count(*const MPI_Count),
+    /// `const MPI_Aint[]`.
+    Aint(*const MPI_Aint),
+}
+
+impl Arr {
+    /// Reads `n` values; `MPI_ERR_ARG` when the array is NULL.
+    unsafe fn read(self, n: usize, what: &str) -> MpiResult<Vec<i64>> {
+        let null = match self {
+            Arr::Int(p) => p.is_null(),
+            Arr::Count(p) => p.is_null(),
+            Arr::Aint(p) => p.is_null(),
+        };
+        if null {
+            return fail(MPI_ERR_ARG, format!("{what} must not be NULL"));
+        }
+        // SAFETY: the caller passes arrays of one entry per rank of the communicator (MPI's
+        // contract for these arguments); NULL was rejected above.
+        Ok(unsafe {
+            match self {
+                Arr::Int(p) => std::slice::from_raw_parts(p, n)
+                    .iter()
+                    .map(|&v| v as i64)
+                    .collect(),
+                Arr::Count(p) => std::slice::from_raw_parts(p, n).to_vec(),
+                Arr::Aint(p) => std::slice::from_raw_parts(p, n)
+                    .iter()
+                    .map(|&v| v as i64)
+                    .collect(),
+            }
+        })
+    }
+
+    /// Reads `n` counts, checking each is non-negative.
+    unsafe fn counts(self, n: usize, what: &str) -> MpiResult<Vec<i64>> {
+        // SAFETY: forwarded caller contract (see `read`).
+        let v = unsafe { self.read(n, what)? };
+        for &c in &v {
+            count(c)?;
+        }
+        Ok(v)
+    }
+}
+
+/// Reads `n` datatype handles.
+unsafe fn types(p: *const MPI_Datatype, n: usize, what: &str) -> MpiResult<Vec<MPI_Datatype>> {
+    if p.is_null() {
+        return fail(MPI_ERR_ARG, format!("{what} must not be NULL"));
+    }
+    // SAFETY: an array of one datatype per rank (MPI's contract); NULL rejected above.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) }.to_vec())
+}
+
+// ---------------------------------------------------------------------------------------
+// Gather / Scatter
+
+pub(crate) fn gather(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    root: c_int,
+) -> MpiResult<()> {
+    check_root(root, c.size)?;
+    let is_root = c.rank == root;
+    if in_place(sendbuf) && !is_root {
+        return no_in_place(sendbuf, "sendbuf on a non-root rank", function);
+    }
+    let send = match in_place(sendbuf) {
+        true => None,
+        false => Some(user_span(rt, sendbuf, sendcount, sendtype)?),
+    };
+    let recv = match is_root {
+        true => {
+            no_in_place(recvbuf, "recvbuf", function)?;
+            Some(user_blocks(
+                rt,
+                recvbuf,
+                recvcount,
+                recvtype,
+                c.size as usize,
+            )?)
+        }
+        false => None,
+    };
+    let b = match (&recv, &send) {
+        (Some(r), _) => r.packed,
+        (None, Some(s)) => packed(s),
+        (None, None) => 0,
+    };
+    if b == 0 {
+        return Ok(());
+    }
+    match gather::choose("HYMPI_GATHER_ALGORITHM", c.size, b) {
+        gather::Algo::Binomial => gather::binomial(c, s, send.as_ref(), recv.as_ref(), b, root),
+        gather::Algo::Linear => {
+            let spans: Vec<Span> = match &recv {
+                Some(r) => (0..c.size as usize).map(|i| r.block(i)).collect(),
+                None => Vec::new(),
+            };
+            gather::linear(c, s, send.as_ref(), &spans, root)
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn gatherv(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: Arr,
+    displs: Arr,
+    recvtype: MPI_Datatype,
+    root: c_int,
+) -> MpiResult<()> {
+    check_root(root, c.size)?;
+    let is_root = c.rank == root;
+    if in_place(sendbuf) && !is_root {
+        return no_in_place(sendbuf, "sendbuf on a non-root rank", function);
+    }
+    let send = match in_place(sendbuf) {
+        true => None,
+        false => Some(user_span(rt, sendbuf, sendcount, sendtype)?),
+    };
+    let mut spans = Vec::new();
+    if is_root {
+        no_in_place(recvbuf, "recvbuf", function)?;
+        let p = c.size as usize;
+        // SAFETY: per-rank arrays at the root (MPI's contract).
+        let (counts, displs) = unsafe {
+            (
+                recvcounts.counts(p, "recvcounts")?,
+                displs.read(p, "displs")?,
+            )
+        };
+        for r in 0..p {
+            spans.push(span_at(rt, recvbuf, displs[r], counts[r], recvtype)?);
+        }
+    }
+    gather::linear(c, s, send.as_ref(), &spans, root);
+    Ok(())
+}
+
+pub(crate) fn scatter(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    root: c_int,
+) -> MpiResult<()> {
+    check_root(root, c.size)?;
+    let is_root = c.rank == root;
+    if in_place(recvbuf) && !is_root {
+        return no_in_place(recvbuf, "recvbuf on a non-root rank", function);
+    }
+    let recv = match in_place(recvbuf) {
+        true => None,
+        false => Some(user_span(rt, recvbuf, recvcount, recvtype)?),
+    };
+    let send = match is_root {
+        true => {
+            no_in_place(sendbuf, "sendbuf", function)?;
+            Some(user_blocks(
+                rt,
+                sendbuf,
+                sendcount,
+                sendtype,
+                c.size as usize,
+            )?)
+        }
+        false => None,
+    };
+    let b = match (&send, &recv) {
+        (Some(x), _) => x.packed,
+        (None, Some(r)) => packed(r),
+        (None, None) => 0,
+    };
+    if b == 0 {
+        return Ok(());
+    }
+    match gather::choose("HYMPI_SCATTER_ALGORITHM", c.size, b) {
+        gather::Algo::Binomial => scatter::binomial(c, s, send.as_ref(), recv.as_ref(), b, root),
+        gather::Algo::Linear => {
+            let spans: Vec<Span> = match &send {
+                Some(x) => (0..c.size as usize).map(|i| x.block(i)).collect(),
+                None => Vec::new(),
+            };
+            scatter::linear(c, s, &spans, recv.as_ref(), root)
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn scatterv(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    sendcounts: Arr,
+    displs: Arr,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+    root: c_int,
+) -> MpiResult<()> {
+    check_root(root, c.size)?;
+    let is_root = c.rank == root;
+    if in_place(recvbuf) && !is_root {
+        return no_in_place(recvbuf, "recvbuf on a non-root rank", function);
+    }
+    let recv = match in_place(recvbuf) {
+        true => None,
+        false => Some(user_span(rt, recvbuf, recvcount, recvtype)?),
+    };
+    let mut spans = Vec::new();
+    if is_root {
+        no_in_place(sendbuf, "sendbuf", function)?;
+        let p = c.size as usize;
+        // SAFETY: per-rank arrays at the root (MPI's contract).
+        let (counts, displs) = unsafe {
+            (
+                sendcounts.counts(p, "sendcounts")?,
+                displs.read(p, "displs")?,
+            )
+        };
+        for r in 0..p {
+            spans.push(span_at(rt, sendbuf, displs[r], counts[r], sendtype)?);
+        }
+    }
+    scatter::linear(c, s, &spans, recv.as_ref(), root);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Allgather
+
+pub(crate) fn allgather(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+) -> MpiResult<()> {
+    no_in_place(recvbuf, "recvbuf", function)?;
+    let recv = user_blocks(rt, recvbuf, recvcount, recvtype, c.size as usize)?;
+    let own = match in_place(sendbuf) {
+        true => None,
+        false => Some(user_span(rt, sendbuf, sendcount, sendtype)?),
+    };
+    let algo = allgather::choose(c.size, recv.packed);
+    allgather::run(c, s, algo, &recv, own.as_ref());
+    Ok(())
+}
+
+pub(crate) fn allgatherv(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: Arr,
+    displs: Arr,
+    recvtype: MPI_Datatype,
+) -> MpiResult<()> {
+    no_in_place(recvbuf, "recvbuf", function)?;
+    let p = c.size as usize;
+    // SAFETY: per-rank arrays (MPI's contract).
+    let (counts, displs) = unsafe {
+        (
+            recvcounts.counts(p, "recvcounts")?,
+            displs.read(p, "displs")?,
+        )
+    };
+    let mut spans = Vec::with_capacity(p);
+    for r in 0..p {
+        spans.push(span_at(rt, recvbuf, displs[r], counts[r], recvtype)?);
+    }
+    let own = match in_place(sendbuf) {
+        true => None,
+        false => Some(user_span(rt, sendbuf, sendcount, sendtype)?),
+    };
+    allgather::ring(c, s, &spans, own.as_ref());
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Alltoall
+
+/// Runs the chosen alltoall algorithm on per-rank spans (`equal`: blocks of one size, so
+/// `sb`/`rb` are given and Bruck may apply).
+fn alltoall_run(
+    c: &Ctx,
+    s: &mut Schedule,
+    send: &[Span],
+    recv: &[Span],
+    bruck: Option<(&Blocks, &Blocks)>,
+) {
+    let total: usize = recv.iter().map(packed).sum();
+    let avg = total / recv.len().max(1);
+    match alltoall::choose(c.size, avg, bruck.is_some()) {
+        alltoall::Algo::Bruck => {
+            let (sb, rb) = bruck.expect("equal blocks");
+            alltoall::bruck(c, s, sb, rb)
+        }
+        alltoall::Algo::Scattered => alltoall::scattered(c, s, send, recv),
+        alltoall::Algo::Pairwise => alltoall::pairwise(c, s, send, recv),
+    }
+}
+
+/// For an in-place alltoall: copies of the receive spans in a temporary, used as the send
+/// side (the data must be read before any of it is overwritten).
+fn in_place_copies(s: &mut Schedule, recv: &[Span]) -> Vec<Span> {
+    let out: Vec<Span> = recv
+        .iter()
+        .map(|r| {
+            let n = packed(r);
+            Span::bytes(s.tmp(n), n)
+        })
+        .collect();
+    for (r, t) in recv.iter().zip(&out) {
+        blocks::copy(s, r.clone(), t.clone());
+    }
+    s.next_round();
+    out
+}
+
+pub(crate) fn alltoall(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: MPI_Datatype,
+) -> MpiResult<()> {
+    no_in_place(recvbuf, "recvbuf", function)?;
+    let p = c.size as usize;
+    let rb = user_blocks(rt, recvbuf, recvcount, recvtype, c.size as usize)?;
+    if rb.packed == 0 {
+        return Ok(());
+    }
+    let recv: Vec<Span> = (0..p).map(|i| rb.block(i)).collect();
+    let sb = if in_place(sendbuf) {
+        let t = Blocks::tmp(s, p, rb.packed);
+        blocks::copy_run(s, &rb, 0, &t, 0, p);
+        s.next_round();
+        t
+    } else {
+        user_blocks(rt, sendbuf, sendcount, sendtype, c.size as usize)?
+    };
+    let send: Vec<Span> = (0..p).map(|i| sb.block(i)).collect();
+    alltoall_run(c, s, &send, &recv, Some((&sb, &rb)));
+    Ok(())
+}
+
+pub(crate) fn alltoallv(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    sendcounts: Arr,
+    sdispls: Arr,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: Arr,
+    rdispls: Arr,
+    recvtype: MPI_Datatype,
+) -> MpiResult<()> {
+    no_in_place(recvbuf, "recvbuf", function)?;
+    let p = c.size as usize;
+    // SAFETY: per-rank arrays (MPI's contract).
+    let (rc, rd) = unsafe {
+        (
+            recvcounts.counts(p, "recvcounts")?,
+            rdispls.read(p, "rdispls")?,
+        )
+    };
+    let mut recv = Vec::with_capacity(p);
+    for r in 0..p {
+        recv.push(span_at(rt, recvbuf, rd[r], rc[r], recvtype)?);
+    }
+    let send = if in_place(sendbuf) {
+        in_place_copies(s, &recv)
+    } else {
+        // SAFETY: per-rank arrays (MPI's contract).
+        let (sc, sd) = unsafe {
+            (
+                sendcounts.counts(p, "sendcounts")?,
+                sdispls.read(p, "sdispls")?,
+            )
+        };
+        let mut v = Vec::with_capacity(p);
+        for r in 0..p {
+            v.push(span_at(rt, sendbuf, sd[r], sc[r], sendtype)?);
+        }
+        v
+    };
+    alltoall_run(c, s, &send, &recv, None);
+    Ok(())
+}
+
+pub(crate) fn alltoallw(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    sendcounts: Arr,
+    sdispls: Arr,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: Arr,
+    rdispls: Arr,
+    recvtypes: *const MPI_Datatype,
+) -> MpiResult<()> {
+    no_in_place(recvbuf, "recvbuf", function)?;
+    let p = c.size as usize;
+    // SAFETY: per-rank arrays (MPI's contract).
+    let (rc, rd, rt_) = unsafe {
+        (
+            recvcounts.counts(p, "recvcounts")?,
+            rdispls.read(p, "rdispls")?,
+            types(recvtypes, p, "recvtypes")?,
+        )
+    };
+    let mut recv = Vec::with_capacity(p);
+    for r in 0..p {
+        recv.push(span_at_bytes(rt, recvbuf, rd[r], rc[r], rt_[r])?);
+    }
+    let send = if in_place(sendbuf) {
+        in_place_copies(s, &recv)
+    } else {
+        // SAFETY: per-rank arrays (MPI's contract).
+        let (sc, sd, st) = unsafe {
+            (
+                sendcounts.counts(p, "sendcounts")?,
+                sdispls.read(p, "sdispls")?,
+                types(sendtypes, p, "sendtypes")?,
+            )
+        };
+        let mut v = Vec::with_capacity(p);
+        for r in 0..p {
+            v.push(span_at_bytes(rt, sendbuf, sd[r], sc[r], st[r])?);
+        }
+        v
+    };
+    alltoall_run(c, s, &send, &recv, None);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// The C functions (generated pattern: blocking, nonblocking, big-count).
+
+pub(crate) unsafe fn MPI_Gather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Gather", None, |rt, c, s| {
+        gather(
+            rt,
+            c,
+            s,
+            "MPI_Gather",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Gather_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Gather_c", None, |rt, c, s| {
+        gather(
+            rt,
+            c,
+            s,
+            "MPI_Gather_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Gatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Gatherv", None, |rt, c, s| {
+        gatherv(
+            rt,
+            c,
+            s,
+            "MPI_Gatherv",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(displs),
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Gatherv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Gatherv_c", None, |rt, c, s| {
+        gatherv(
+            rt,
+            c,
+            s,
+            "MPI_Gatherv_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(displs),
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Scatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Scatter", None, |rt, c, s| {
+        scatter(
+            rt,
+            c,
+            s,
+            "MPI_Scatter",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Scatter_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Scatter_c", None, |rt, c, s| {
+        scatter(
+            rt,
+            c,
+            s,
+            "MPI_Scatter_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Scatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Scatterv", None, |rt, c, s| {
+        scatterv(
+            rt,
+            c,
+            s,
+            "MPI_Scatterv",
+            sendbuf,
+            Arr::Int(sendcounts),
+            Arr::Int(displs),
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Scatterv_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Scatterv_c", None, |rt, c, s| {
+        scatterv(
+            rt,
+            c,
+            s,
+            "MPI_Scatterv_c",
+            sendbuf,
+            Arr::Count(sendcounts),
+            Arr::Aint(displs),
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Allgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Allgather", None, |rt, c, s| {
+        allgather(
+            rt,
+            c,
+            s,
+            "MPI_Allgather",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Allgather_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Allgather_c", None, |rt, c, s| {
+        allgather(
+            rt,
+            c,
+            s,
+            "MPI_Allgather_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Allgatherv", None, |rt, c, s| {
+        allgatherv(
+            rt,
+            c,
+            s,
+            "MPI_Allgatherv",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(displs),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Allgatherv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Allgatherv_c", None, |rt, c, s| {
+        allgatherv(
+            rt,
+            c,
+            s,
+            "MPI_Allgatherv_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(displs),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Alltoall", None, |rt, c, s| {
+        alltoall(
+            rt,
+            c,
+            s,
+            "MPI_Alltoall",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoall_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Alltoall_c", None, |rt, c, s| {
+        alltoall(
+            rt,
+            c,
+            s,
+            "MPI_Alltoall_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Alltoallv", None, |rt, c, s| {
+        alltoallv(
+            rt,
+            c,
+            s,
+            "MPI_Alltoallv",
+            sendbuf,
+            Arr::Int(sendcounts),
+            Arr::Int(sdispls),
+            sendtype,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(rdispls),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoallv_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Alltoallv_c", None, |rt, c, s| {
+        alltoallv(
+            rt,
+            c,
+            s,
+            "MPI_Alltoallv_c",
+            sendbuf,
+            Arr::Count(sendcounts),
+            Arr::Aint(sdispls),
+            sendtype,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(rdispls),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Alltoallw", None, |rt, c, s| {
+        alltoallw(
+            rt,
+            c,
+            s,
+            "MPI_Alltoallw",
+            sendbuf,
+            Arr::Int(sendcounts),
+            Arr::Int(sdispls),
+            sendtypes,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(rdispls),
+            recvtypes,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Alltoallw_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Alltoallw_c", None, |rt, c, s| {
+        alltoallw(
+            rt,
+            c,
+            s,
+            "MPI_Alltoallw_c",
+            sendbuf,
+            Arr::Count(sendcounts),
+            Arr::Aint(sdispls),
+            sendtypes,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(rdispls),
+            recvtypes,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Igather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Igather", Some(request), |rt, c, s| {
+        gather(
+            rt,
+            c,
+            s,
+            "MPI_Igather",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Igather_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Igather_c", Some(request), |rt, c, s| {
+        gather(
+            rt,
+            c,
+            s,
+            "MPI_Igather_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Igatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Igatherv", Some(request), |rt, c, s| {
+        gatherv(
+            rt,
+            c,
+            s,
+            "MPI_Igatherv",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(displs),
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Igatherv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Igatherv_c", Some(request), |rt, c, s| {
+        gatherv(
+            rt,
+            c,
+            s,
+            "MPI_Igatherv_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(displs),
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Iscatter(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Iscatter", Some(request), |rt, c, s| {
+        scatter(
+            rt,
+            c,
+            s,
+            "MPI_Iscatter",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Iscatter_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Iscatter_c", Some(request), |rt, c, s| {
+        scatter(
+            rt,
+            c,
+            s,
+            "MPI_Iscatter_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Iscatterv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    displs: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Iscatterv", Some(request), |rt, c, s| {
+        scatterv(
+            rt,
+            c,
+            s,
+            "MPI_Iscatterv",
+            sendbuf,
+            Arr::Int(sendcounts),
+            Arr::Int(displs),
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Iscatterv_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    root: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Iscatterv_c", Some(request), |rt, c, s| {
+        scatterv(
+            rt,
+            c,
+            s,
+            "MPI_Iscatterv_c",
+            sendbuf,
+            Arr::Count(sendcounts),
+            Arr::Aint(displs),
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+            root,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Iallgather(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Iallgather", Some(request), |rt, c, s| {
+        allgather(
+            rt,
+            c,
+            s,
+            "MPI_Iallgather",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Iallgather_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Iallgather_c", Some(request), |rt, c, s| {
+        allgather(
+            rt,
+            c,
+            s,
+            "MPI_Iallgather_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Iallgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Iallgatherv", Some(request), |rt, c, s| {
+        allgatherv(
+            rt,
+            c,
+            s,
+            "MPI_Iallgatherv",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(displs),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Iallgatherv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Iallgatherv_c", Some(request), |rt, c, s| {
+        allgatherv(
+            rt,
+            c,
+            s,
+            "MPI_Iallgatherv_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(displs),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Ialltoall(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Ialltoall", Some(request), |rt, c, s| {
+        alltoall(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoall",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            recvcount as i64,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Ialltoall_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcount: MPI_Count,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Ialltoall_c", Some(request), |rt, c, s| {
+        alltoall(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoall_c",
+            sendbuf,
+            sendcount,
+            sendtype,
+            recvbuf,
+            recvcount,
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Ialltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Ialltoallv", Some(request), |rt, c, s| {
+        alltoallv(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoallv",
+            sendbuf,
+            Arr::Int(sendcounts),
+            Arr::Int(sdispls),
+            sendtype,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(rdispls),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Ialltoallv_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Ialltoallv_c", Some(request), |rt, c, s| {
+        alltoallv(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoallv_c",
+            sendbuf,
+            Arr::Count(sendcounts),
+            Arr::Aint(sdispls),
+            sendtype,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(rdispls),
+            recvtype,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Ialltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Ialltoallw", Some(request), |rt, c, s| {
+        alltoallw(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoallw",
+            sendbuf,
+            Arr::Int(sendcounts),
+            Arr::Int(sdispls),
+            sendtypes,
+            recvbuf,
+            Arr::Int(recvcounts),
+            Arr::Int(rdispls),
+            recvtypes,
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Ialltoallw_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Ialltoallw_c", Some(request), |rt, c, s| {
+        alltoallw(
+            rt,
+            c,
+            s,
+            "MPI_Ialltoallw_c",
+            sendbuf,
+            Arr::Count(sendcounts),
+            Arr::Aint(sdispls),
+            sendtypes,
+            recvbuf,
+            Arr::Count(recvcounts),
+            Arr::Aint(rdispls),
+            recvtypes,
+        )
+    })
+}
