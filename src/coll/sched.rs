@@ -36,7 +36,7 @@ pub fn coll_tag(seq: u32) -> i32 {
 pub struct Span {
     /// Start address.
     pub addr: usize,
-    /// Bytes of data (packed size).
+    /// Bytes: the packed size for a derived layout, the memory span for a predefined type.
     pub bytes: usize,
     /// Element layout.
     pub unit: TypeInfo,
@@ -52,6 +52,15 @@ impl Span {
             bytes,
             unit: crate::core::datatype::predefined(MPI_BYTE).expect("MPI_BYTE"),
             layout: None,
+        }
+    }
+
+    /// Bytes of data the span holds (for a predefined type with holes `bytes` is the memory
+    /// the elements span, which is more).
+    pub fn packed(&self) -> usize {
+        match self.layout {
+            Some(_) => self.bytes,
+            None => self.bytes / self.unit.extent.max(1) * self.unit.size,
         }
     }
 
@@ -307,7 +316,7 @@ impl Schedule {
 
 /// Copies the data of `src` into `dst` (packing and unpacking derived layouts).
 fn copy_span(src: &Span, dst: &Span) {
-    let n = src.bytes.min(dst.bytes);
+    let n = src.packed().min(dst.packed());
     if n == 0 {
         return;
     }
