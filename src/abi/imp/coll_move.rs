@@ -54,7 +54,7 @@ fn span_at_bytes(
 }
 
 /// `count` elements of `dt` starting `displ` elements (extents of `dt`) after `buf`.
-fn span_at(
+pub(crate) fn span_at(
     rt: &Runtime,
     buf: *const c_void,
     displ: i64,
