@@ -1017,17 +1017,9 @@ pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
 /// Packs elements of `unit` spanning `span` bytes at `buf` (dropping the holes).
 fn pack(buf: *const u8, span: usize, unit: TypeInfo) -> Vec<u8> {
     let n = span / unit.extent.max(1);
-    let mut out = Vec::with_capacity(n * unit.size);
-    let (head, tail_at) = (unit.head as usize, unit.tail_at as usize);
-    for i in 0..n {
-        // SAFETY: element i lies within the user's send buffer of `span` bytes, and its data
-        // blocks [0, head) and [tail_at, tail_at + size - head) lie within its extent.
-        unsafe {
-            let e = buf.add(i * unit.extent);
-            out.extend_from_slice(raw_slice(e, head));
-            out.extend_from_slice(raw_slice(e.add(tail_at), unit.size - head));
-        }
-    }
+    let mut out = vec![0u8; n * unit.size];
+    // SAFETY: the user's send buffer of `span` bytes holds the `n` elements packed here.
+    unsafe { pack_into(buf, unit, &mut out) };
     out
 }
 
@@ -1040,17 +1032,8 @@ fn unpack_on_completion(r: &mut crate::core::request::Request) {
         return;
     };
     let data = &e.scratch[..bytes.min(e.scratch.len())];
-    let (head, tail_at) = (unit.head as usize, unit.tail_at as usize);
-    for (i, chunk) in data.chunks(unit.size).enumerate() {
-        let h = chunk.len().min(head);
-        // SAFETY: the user's buffer holds as many elements as the scratch buffer (sized from
-        // it); both blocks lie within element i's extent.
-        unsafe {
-            let el = dst.add(i * unit.extent);
-            std::ptr::copy_nonoverlapping(chunk.as_ptr(), el, h);
-            std::ptr::copy_nonoverlapping(chunk.as_ptr().add(h), el.add(tail_at), chunk.len() - h);
-        }
-    }
+    // SAFETY: the user's buffer holds as many elements as the scratch buffer (sized from it).
+    unsafe { unpack_from(dst, unit, data) };
     e.scratch = Vec::new();
 }
 
