@@ -498,6 +498,8 @@ unsafe fn sendrecv_replace(
             (copy, n, dt)
         })
     })?;
+    // SAFETY: `copy` is a private copy of the outgoing data that lives until the call returns;
+    // the receive side is the caller's buffer, valid as the C contract requires.
     unsafe {
         sendrecv(
             copy.as_ptr().cast(),
