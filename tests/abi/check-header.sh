@@ -8,12 +8,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 
-# Build (or refresh) the debug library and the generated header; one cargo at a time.
-if command -v flock >/dev/null; then
-    flock /tmp/hympi-cargo.lock cargo build --release --quiet
-else
-    cargo build --release --quiet
-fi
+# Build (or refresh) the library and the generated header. No lock here: callers that run
+# several cargo builds side by side serialise them around this whole script.
+cargo build --release --quiet
 lib=target/release/libhympi.a
 
 out="$(mktemp -d)"
