@@ -172,6 +172,12 @@ pub struct Request {
 /// `Request::parent` of a request that is not part of another.
 pub const NO_PARENT: u32 = u32::MAX;
 
+/// Index of the shared, permanently complete request that every send completed by its start
+/// call (to `MPI_PROC_NULL`, or to oneself into a posted receive) returns, as MPICH's
+/// lightweight requests do: such a send allocates nothing, and waiting for it only writes
+/// `MPI_REQUEST_NULL`. It is never freed; completion calls recognise it by index.
+pub const DONE_SEND: u32 = 0;
+
 impl Request {
     /// A fresh, not yet completed request.
     #[inline]
@@ -190,6 +196,14 @@ impl Request {
             buf: std::ptr::null_mut(),
             cap: 0,
             extra: None,
+        }
+    }
+
+    /// The shared complete send request stored at index [`DONE_SEND`].
+    pub fn done_send() -> Self {
+        Request {
+            done: true,
+            ..Request::new(ReqKind::Send, 0)
         }
     }
 

@@ -359,7 +359,12 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         world_size: size,
         thread_level,
         comms,
-        reqs: Slab::new(kind::REQUEST),
+        reqs: {
+            let mut reqs = Slab::new(kind::REQUEST);
+            let done = reqs.insert(Request::done_send());
+            assert_eq!(done, Some(crate::core::request::DONE_SEND));
+            reqs
+        },
         messages: Slab::new(kind::MESSAGE),
         errhandlers: Slab::new(kind::ERRHANDLER),
         matcher: Matcher::default(),

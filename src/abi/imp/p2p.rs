@@ -10,7 +10,7 @@ use crate::core::matching::{Pattern, Payload};
 use crate::core::p2p::{
     check_dest, check_recv_tag, check_send_tag, check_source, RecvArgs, SendArgs,
 };
-use crate::core::request::{self, PersistentOp, ReqKind, SendMode, Status};
+use crate::core::request::{self, PersistentOp, ReqKind, SendMode, Status, DONE_SEND};
 use crate::core::runtime::{self, Runtime};
 use core::ffi::{c_int, c_void};
 
@@ -192,6 +192,9 @@ unsafe fn isend(
 ) -> MpiResult<(u32, usize)> {
     runtime::with(|rt| {
         let a = send_args(rt, buf, n, dt, dest, tag, comm, mode)?;
+        if rt.send_at_once(&a) {
+            return Ok((DONE_SEND, rt.reqs.handle(DONE_SEND)));
+        }
         let rid = rt.new_request(ReqKind::Send, a.comm)?;
         rt.start_send(rid, a)?;
         Ok((rid, rt.reqs.handle(rid)))
@@ -226,6 +229,10 @@ fn wait_free(rid: u32) -> MpiResult<Status> {
 /// Waits for internal request `rid`, frees it, writes its status to `status` (unless
 /// `MPI_STATUS_IGNORE`) and turns an error in it into the call's error.
 unsafe fn wait_free_into(rid: u32, status: *mut MPI_Status) -> MpiResult<Status> {
+    if rid == DONE_SEND {
+        write_status(status, &Status::EMPTY);
+        return Ok(Status::EMPTY);
+    }
     let (st, comm) = runtime::wait_for(|rt| {
         let r = rt.reqs.get(rid).expect("live request");
         if !r.done {
@@ -645,6 +652,10 @@ fn ready(rt: &Runtime, rid: u32) -> bool {
 /// `MPI_REQUEST_NULL` into `slot`) or, for a persistent request, makes it inactive.
 #[inline(always)]
 fn finish(rt: &mut Runtime, rid: u32, slot: &mut MPI_Request) -> (Status, u32) {
+    if rid == DONE_SEND {
+        *slot = MPI_REQUEST_NULL as MPI_Request;
+        return (Status::EMPTY, 0);
+    }
     let r = rt.reqs.get_mut(rid).expect("live request");
     let st = if r.active { r.status } else { Status::EMPTY };
     let comm = r.comm;
@@ -780,7 +791,12 @@ pub(crate) unsafe fn MPI_Waitall(
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
     let reqs = req_slice(count, array_of_requests)?;
-    let failed = runtime::wait_for(|rt| complete_all(rt, reqs, array_of_statuses))?;
+    // Requests that are already complete (the common case after a self or eager exchange)
+    // need no waiting loop.
+    let failed = match runtime::with(|rt| complete_all(rt, reqs, array_of_statuses))? {
+        Some(f) => f,
+        None => runtime::wait_for(|rt| complete_all(rt, reqs, array_of_statuses))?,
+    };
     match failed {
         None => Ok(()),
         Some(comm) => {
@@ -803,12 +819,18 @@ unsafe fn complete_all(
     reqs: &mut [MPI_Request],
     statuses: *mut MPI_Status,
 ) -> MpiResult<Option<Option<u32>>> {
+    // Request indices decoded by the first pass, reused by the second (small arrays only).
+    const KEEP: usize = 16;
+    let mut rids = [u32::MAX; KEEP];
     let mut failed = None;
-    for &h in reqs.iter() {
+    for (i, &h) in reqs.iter().enumerate() {
         if h as usize == MPI_REQUEST_NULL {
             continue;
         }
         let rid = request_index(rt, h)?;
+        if let Some(k) = rids.get_mut(i) {
+            *k = rid;
+        }
         let r = rt.reqs.get(rid).unwrap();
         if !r.active {
             continue;
@@ -825,7 +847,12 @@ unsafe fn complete_all(
         let st = if *h as usize == MPI_REQUEST_NULL {
             Status::EMPTY
         } else {
-            let rid = request_index(rt, *h)?;
+            // Decode again beyond the kept indices, and for a handle listed twice (the second
+            // occurrence is stale once the first was freed: an error, as before).
+            let rid = match rids.get(i) {
+                Some(&k) if k == DONE_SEND || rt.reqs.get(k).is_some() => k,
+                _ => request_index(rt, *h)?,
+            };
             finish(rt, rid, h).0
         };
         if let Some(s) = status_at(statuses, i) {
@@ -1108,7 +1135,9 @@ pub(crate) unsafe fn MPI_Request_free(request: *mut MPI_Request) -> MpiResult<()
     runtime::with(|rt| {
         let rid = request_index(rt, *slot)?;
         let r = rt.reqs.get_mut(rid).unwrap();
-        if r.done || !r.active {
+        if rid == DONE_SEND {
+            // The shared complete send request stays.
+        } else if r.done || !r.active {
             rt.reqs.remove(rid);
         } else {
             r.user_freed = true;
