@@ -129,20 +129,19 @@ impl Drop for Unlock {
 /// `MPI_Finalize`.
 #[inline(always)]
 pub fn with<R>(f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
-    match G.state.load(Ordering::Acquire) {
-        READY => {
-            // SAFETY: READY means the runtime exists and the application calls MPI from one
-            // thread at a time (thread level below MULTIPLE), so this is the only reference.
-            f(unsafe { &mut **G.rt.get() })
-        }
+    // One call site of `f`, so that it inlines into the caller.
+    let _unlock = match G.state.load(Ordering::Acquire) {
+        READY => None,
         READY_LOCKED => {
             G.lock.lock();
-            let _unlock = Unlock;
-            // SAFETY: the lock is held, so this is the only reference to the runtime.
-            f(unsafe { &mut **G.rt.get() })
+            Some(Unlock)
         }
-        s => not_ready(s),
-    }
+        s => return not_ready(s),
+    };
+    // SAFETY: READY means the runtime exists and the application calls MPI from one thread
+    // at a time (thread level below MULTIPLE); READY_LOCKED means the lock is now held. Either
+    // way this is the only reference to the runtime.
+    f(unsafe { &mut **G.rt.get() })
 }
 
 /// Like [`with`], for error routing: never blocks on a lock held by a waiting thread for long
