@@ -253,6 +253,36 @@ private:
     std::terminate_handler previous_ = nullptr;
 };
 
+/// Runs `f` at the start of MPI_Finalize, before MPI is shut down (through an attribute of
+/// MPI_COMM_SELF, which MPI_Finalize deletes first). Functions run in reverse order of
+/// registration. Needs MPI initialized.
+inline void at_finalize(std::function<void()> f) {
+    using list = std::vector<std::function<void()>>;
+    struct hook {
+        static int run(MPI_Comm, int, void *value, void *) {
+            std::unique_ptr<list> fs(static_cast<list *>(value));
+            for (auto it = fs->rbegin(); it != fs->rend(); ++it)
+                (*it)();
+            return MPI_SUCCESS;
+        }
+    };
+    static int keyval = MPI_KEYVAL_INVALID;
+    if (keyval == MPI_KEYVAL_INVALID)
+        detail::check(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &hook::run, &keyval, nullptr),
+                      "MPI_Comm_create_keyval");
+    void *value = nullptr;
+    int found = 0;
+    detail::check(MPI_Comm_get_attr(MPI_COMM_SELF, keyval, &value, &found), "MPI_Comm_get_attr");
+    if (found) {
+        static_cast<list *>(value)->push_back(std::move(f));
+    } else {
+        auto fs = std::make_unique<list>();
+        fs->push_back(std::move(f));
+        detail::check(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, fs.get()), "MPI_Comm_set_attr");
+        fs.release();
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Datatypes of C++ types
 // ---------------------------------------------------------------------------------------------
@@ -770,6 +800,16 @@ public:
             detail::check(MPI_Type_free(&h_), "MPI_Type_free");
         h_ = MPI_DATATYPE_NULL;
         owned_ = false;
+    }
+    /// Keeps the type until MPI_Finalize, which frees it (see at_finalize); returns the handle.
+    /// Meant for types held in statics, such as those of type_traits specializations.
+    MPI_Datatype free_at_finalize() {
+        MPI_Datatype h = h_;
+        if (owned_) {
+            at_finalize([h]() mutable { MPI_Type_free(&h); });
+            owned_ = false;
+        }
+        return h;
     }
     /// Gives up ownership and returns the handle.
     MPI_Datatype release() noexcept {

@@ -51,10 +51,10 @@ inline void finish() {
 
 } // namespace cxxtest
 
-#define CHECK(cond)                                                                                \
+#define CHECK(...)                                                                                 \
     do {                                                                                           \
-        if (!(cond))                                                                               \
-            cxxtest::fail(__FILE__, __LINE__, #cond);                                              \
+        if (!(__VA_ARGS__))                                                                        \
+            cxxtest::fail(__FILE__, __LINE__, #__VA_ARGS__);                                       \
     } while (0)
 
 #define CHECK_EQ(a, b)                                                                             \
