@@ -451,10 +451,13 @@ template <class T> struct buffer_traits<view<T>> {
     static constexpr bool resizable = false;
 };
 
-template <class B> using traits_t = buffer_traits<std::remove_cv_t<B>>;
+template <class B> using traits_t = buffer_traits<std::remove_cv_t<std::remove_reference_t<B>>>;
 template <class B> using value_type_t = typename traits_t<B>::value_type;
 template <class B> struct is_view : std::false_type {};
 template <class T> struct is_view<view<T>> : std::true_type {};
+/// An output buffer is an lvalue or a view (a temporary vector would lose the data).
+template <class B>
+inline constexpr bool out_ok = std::is_lvalue_reference_v<B> || is_view<std::remove_cv_t<std::remove_reference_t<B>>>::value;
 
 template <class B> const void *send_ptr(const B &b) { return traits_t<B>::data(b); }
 template <class B> void *recv_ptr(B &b) {
@@ -1385,7 +1388,8 @@ public:
                       "MPI_Ssend");
     }
     /// MPI_Recv into a buffer (at most its size in elements).
-    template <class B> status recv(B &buf, int source = MPI_ANY_SOURCE, int tag = MPI_ANY_TAG) const {
+    template <class B> status recv(B &&buf, int source = MPI_ANY_SOURCE, int tag = MPI_ANY_TAG) const {
+        static_assert(detail::out_ok<B>, "hympi: the output buffer must be an lvalue or a hympi::view");
         status st;
         detail::check(MPI_Recv(detail::recv_ptr(buf), detail::count_of(buf), detail::type_of(buf), source, tag, h_,
                                &st.native()),
@@ -1435,7 +1439,8 @@ public:
         return request(r);
     }
     /// MPI_Irecv into a buffer (which must outlive the request).
-    template <class B> request irecv(B &buf, int source = MPI_ANY_SOURCE, int tag = MPI_ANY_TAG) const {
+    template <class B> request irecv(B &&buf, int source = MPI_ANY_SOURCE, int tag = MPI_ANY_TAG) const {
+        static_assert(detail::out_ok<B>, "hympi: the output buffer must be an lvalue or a hympi::view");
         MPI_Request r;
         detail::check(
             MPI_Irecv(detail::recv_ptr(buf), detail::count_of(buf), detail::type_of(buf), source, tag, h_, &r),
@@ -1444,7 +1449,8 @@ public:
     }
     /// MPI_Sendrecv.
     template <class S, class R>
-    status sendrecv(const S &sendbuf, int dest, int sendtag, R &recvbuf, int source, int recvtag) const {
+    status sendrecv(const S &sendbuf, int dest, int sendtag, R &&recvbuf, int source, int recvtag) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         status st;
         detail::check(MPI_Sendrecv(detail::send_ptr(sendbuf), detail::count_of(sendbuf), detail::type_of(sendbuf),
                                    dest, sendtag, detail::recv_ptr(recvbuf), detail::count_of(recvbuf),
@@ -1479,19 +1485,22 @@ public:
         return request(r);
     }
     /// MPI_Bcast of a buffer (every rank passes a buffer of the same size).
-    template <class B> void bcast(B &buf, int root) const {
+    template <class B> void bcast(B &&buf, int root) const {
+        static_assert(detail::out_ok<B>, "hympi: the output buffer must be an lvalue or a hympi::view");
         detail::check(MPI_Bcast(detail::recv_ptr(buf), detail::count_of(buf), detail::type_of(buf), root, h_),
                       "MPI_Bcast");
     }
     /// MPI_Ibcast (the buffer must outlive the request).
-    template <class B> request ibcast(B &buf, int root) const {
+    template <class B> request ibcast(B &&buf, int root) const {
+        static_assert(detail::out_ok<B>, "hympi: the output buffer must be an lvalue or a hympi::view");
         MPI_Request r;
         detail::check(MPI_Ibcast(detail::recv_ptr(buf), detail::count_of(buf), detail::type_of(buf), root, h_, &r),
                       "MPI_Ibcast");
         return request(r);
     }
     /// MPI_Reduce: `out` (resized if a vector) matters on the root only.
-    template <class B, class R, class Op> void reduce(const B &in, R &out, const Op &f, int root) const {
+    template <class B, class R, class Op> void reduce(const B &in, R &&out, const Op &f, int root) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         static_assert(std::is_same_v<T, detail::value_type_t<R>>, "hympi::reduce: element types differ");
         const int n = detail::count_of(in);
@@ -1511,7 +1520,8 @@ public:
         return out;
     }
     /// MPI_Allreduce (`out` resized if a vector).
-    template <class B, class R, class Op> void allreduce(const B &in, R &out, const Op &f) const {
+    template <class B, class R, class Op> void allreduce(const B &in, R &&out, const Op &f) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         static_assert(std::is_same_v<T, detail::value_type_t<R>>, "hympi::allreduce: element types differ");
         const int n = detail::count_of(in);
@@ -1529,7 +1539,8 @@ public:
         return out;
     }
     /// MPI_Allreduce with MPI_IN_PLACE.
-    template <class B, class Op> void allreduce_in_place(B &buf, const Op &f) const {
+    template <class B, class Op> void allreduce_in_place(B &&buf, const Op &f) const {
+        static_assert(detail::out_ok<B>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         op o = detail::resolve_op<T>(f);
         detail::check(MPI_Allreduce(MPI_IN_PLACE, detail::recv_ptr(buf), detail::count_of(buf), datatype_of<T>(),
@@ -1537,7 +1548,8 @@ public:
                       "MPI_Allreduce");
     }
     /// MPI_Iallreduce (`in` and `out` must outlive the request; a user op is kept alive by it).
-    template <class B, class R, class Op> request iallreduce(const B &in, R &out, const Op &f) const {
+    template <class B, class R, class Op> request iallreduce(const B &in, R &&out, const Op &f) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         static_assert(std::is_same_v<T, detail::value_type_t<R>>, "hympi::iallreduce: element types differ");
         const int n = detail::count_of(in);
@@ -1553,7 +1565,8 @@ public:
         return req;
     }
     /// MPI_Scan (`out` resized if a vector).
-    template <class B, class R, class Op> void scan(const B &in, R &out, const Op &f) const {
+    template <class B, class R, class Op> void scan(const B &in, R &&out, const Op &f) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         const int n = detail::count_of(in);
         detail::ensure_size(out, static_cast<std::size_t>(n), "hympi::comm::scan (output too small)");
@@ -1562,7 +1575,8 @@ public:
                       "MPI_Scan");
     }
     /// MPI_Gather: `out` (resized if a vector) gets size() blocks of in's size on the root.
-    template <class B, class R> void gather(const B &in, R &out, int root) const {
+    template <class B, class R> void gather(const B &in, R &&out, int root) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         const int n = detail::count_of(in);
         void *outp = nullptr;
@@ -1581,7 +1595,8 @@ public:
         return out;
     }
     /// MPI_Scatter: each rank gets out's size elements from the root's `in`.
-    template <class B, class R> void scatter(const B &in, R &out, int root) const {
+    template <class B, class R> void scatter(const B &in, R &&out, int root) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<R>;
         const int n = detail::count_of(out);
         const void *inp = nullptr;
@@ -1594,7 +1609,8 @@ public:
                       "MPI_Scatter");
     }
     /// MPI_Allgather: `out` (resized if a vector) gets size() blocks of in's size.
-    template <class B, class R> void allgather(const B &in, R &out) const {
+    template <class B, class R> void allgather(const B &in, R &&out) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         const int n = detail::count_of(in);
         detail::ensure_size(out, static_cast<std::size_t>(n) * static_cast<std::size_t>(size()),
@@ -1610,7 +1626,8 @@ public:
         return out;
     }
     /// MPI_Alltoall: in holds size() equal blocks; out (resized if a vector) gets as many.
-    template <class B, class R> void alltoall(const B &in, R &out) const {
+    template <class B, class R> void alltoall(const B &in, R &&out) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         const std::size_t p = static_cast<std::size_t>(size());
         const std::size_t total = detail::traits_t<B>::size(in);
@@ -1624,7 +1641,8 @@ public:
     }
     /// MPI_Gatherv: counts[i] elements from rank i, packed in rank order into `out` on the root
     /// (resized if a vector). `counts` matters on the root only.
-    template <class B, class R> void gatherv(const B &in, R &out, const std::vector<int> &counts, int root) const {
+    template <class B, class R> void gatherv(const B &in, R &&out, const std::vector<int> &counts, int root) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         std::vector<int> displs;
         void *outp = nullptr;
@@ -1640,7 +1658,8 @@ public:
     }
     /// MPI_Scatterv: rank i gets counts[i] elements of the root's `in` (packed in rank order);
     /// `out` is resized to counts[rank] if a vector. Every rank passes the same counts.
-    template <class B, class R> void scatterv(const B &in, const std::vector<int> &counts, R &out, int root) const {
+    template <class B, class R> void scatterv(const B &in, const std::vector<int> &counts, R &&out, int root) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<R>;
         const int me = rank();
         if (counts.size() != static_cast<std::size_t>(size()))
@@ -1655,7 +1674,8 @@ public:
     }
     /// MPI_Allgatherv: every rank's `in` (of any length) concatenated in rank order; the counts
     /// are exchanged first. Returns the counts.
-    template <class B, class R> std::vector<int> allgatherv(const B &in, R &out) const {
+    template <class B, class R> std::vector<int> allgatherv(const B &in, R &&out) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         int n = detail::count_of(in);
         std::vector<int> counts = allgather(n);
@@ -1669,7 +1689,8 @@ public:
     /// MPI_Alltoallv: sendcounts[i] elements (packed in rank order) go to rank i; what arrives
     /// is packed in rank order into `out` (resized if a vector). The receive counts are exchanged
     /// first (MPI_Alltoall) and returned.
-    template <class B, class R> std::vector<int> alltoallv(const B &in, const std::vector<int> &sendcounts, R &out) const {
+    template <class B, class R> std::vector<int> alltoallv(const B &in, const std::vector<int> &sendcounts, R &&out) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         if (sendcounts.size() != static_cast<std::size_t>(size()))
             throw error(MPI_ERR_COUNT, "hympi::comm::alltoallv (sendcounts must have size() entries)");
