@@ -1432,7 +1432,9 @@ public:
         return v;
     }
     /// MPI_Isend of a buffer (which must outlive the request).
-    template <class B> request isend(const B &buf, int dest, int tag = 0) const {
+    template <class B> request isend(B &&buf, int dest, int tag = 0) const {
+        static_assert(detail::out_ok<B>, "hympi: the buffer of a nonblocking call must be an lvalue or a hympi::view "
+                                         "(it must outlive the request)");
         MPI_Request r;
         detail::check(MPI_Isend(detail::send_ptr(buf), detail::count_of(buf), detail::type_of(buf), dest, tag, h_, &r),
                       "MPI_Isend");
@@ -1548,7 +1550,9 @@ public:
                       "MPI_Allreduce");
     }
     /// MPI_Iallreduce (`in` and `out` must outlive the request; a user op is kept alive by it).
-    template <class B, class R, class Op> request iallreduce(const B &in, R &&out, const Op &f) const {
+    template <class B, class R, class Op> request iallreduce(B &&in, R &&out, const Op &f) const {
+        static_assert(detail::out_ok<B>, "hympi: the buffer of a nonblocking call must be an lvalue or a hympi::view "
+                                         "(it must outlive the request)");
         static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
         using T = detail::value_type_t<B>;
         static_assert(std::is_same_v<T, detail::value_type_t<R>>, "hympi::iallreduce: element types differ");

@@ -93,7 +93,8 @@ int main(int argc, char **argv) {
         hympi::status st = world.sendrecv(out, right, 30, in, left, 30);
         CHECK(in == std::vector<int>(3, left));
         CHECK_EQ(st.source(), left);
-        hympi::request s = world.isend(r * 3, right, 31);
+        const int three_r = r * 3;
+        hympi::request s = world.isend(three_r, right, 31);
         CHECK_EQ(world.recv_value<int>(left, 31), left * 3);
         s.wait();
         CHECK(!s.active());
@@ -127,19 +128,21 @@ int main(int argc, char **argv) {
         rs.add(std::move(rr));
         CHECK(!rs.testany().has_value());
         CHECK(!rs.testall().has_value());
-        world.send(99, r, 50);
+        world.send(99, r, 50); // the receive is posted
         std::optional<std::vector<hympi::status>> all;
         while (!(all = rs.testall()))
             ;
         CHECK_EQ(x, 99);
         CHECK_EQ((*all)[0].source(), r);
         CHECK(!rs.waitany().has_value()); // nothing active
-        world.send(5, r, 51);
+        const int five = 5;
+        hympi::request s5 = world.isend(five, r, 51); // a blocking send to self may wait for the receive
         std::optional<hympi::status> st;
         while (!(st = world.iprobe(r, 51)))
             ;
         CHECK_EQ(st->count<int>(), 1);
         CHECK_EQ(world.recv_value<int>(r, 51), 5);
+        s5.wait();
     }
     // Zero-length and MPI_PROC_NULL.
     {
