@@ -121,6 +121,12 @@ inline int to_count(std::size_t n) {
 
 } // namespace detail
 
+/// Wildcards and special ranks, as typed constants.
+inline constexpr int any_source = MPI_ANY_SOURCE;
+inline constexpr int any_tag = MPI_ANY_TAG;
+inline constexpr int proc_null = MPI_PROC_NULL;
+inline constexpr int undefined = MPI_UNDEFINED;
+
 // ---------------------------------------------------------------------------------------------
 // Environment
 // ---------------------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
         if (r == 0) {
             std::vector<int> got(static_cast<std::size_t>(n), 0);
             for (int i = 0; i < n; ++i) {
-                hympi::status pst = world.probe(MPI_ANY_SOURCE, 40);
+                hympi::status pst = world.probe(hympi::any_source, 40);
                 CHECK_EQ(pst.count<long long>(), pst.source() + 1);
                 hympi::status st;
                 std::vector<long long> v = world.recv_vector<long long>(MPI_ANY_SOURCE, 40, &st);
@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
     // Zero-length and MPI_PROC_NULL.
     {
         std::vector<int> empty, in;
-        world.send(empty, MPI_PROC_NULL, 0);
+        world.send(empty, hympi::proc_null, 0);
         hympi::status st = world.recv(in, MPI_PROC_NULL, 0);
         CHECK_EQ(st.source(), MPI_PROC_NULL);
         CHECK_EQ(st.count<int>(), 0);
