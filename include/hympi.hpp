@@ -433,6 +433,15 @@ template <class T, class A> struct buffer_traits<std::vector<T, A>> {
     static constexpr bool resizable = true;
     static void resize(std::vector<T, A> &b, std::size_t n) { b.resize(n); }
 };
+template <class C, class Tr, class A> struct buffer_traits<std::basic_string<C, Tr, A>> {
+    using value_type = C;
+    static constexpr bool available = has_datatype_v<C>;
+    static const C *data(const std::basic_string<C, Tr, A> &b) { return b.data(); }
+    static C *data(std::basic_string<C, Tr, A> &b) { return b.data(); }
+    static std::size_t size(const std::basic_string<C, Tr, A> &b) { return b.size(); }
+    static constexpr bool resizable = true;
+    static void resize(std::basic_string<C, Tr, A> &b, std::size_t n) { b.resize(n); }
+};
 template <class T, std::size_t N> struct buffer_traits<std::array<T, N>> {
     using value_type = T;
     static constexpr bool available = has_datatype_v<T>;
@@ -769,7 +778,7 @@ public:
         detail::check(MPI_Type_commit(&h_), "MPI_Type_commit");
         return *this;
     }
-    datatype &&commit() && {
+    datatype commit() && {
         detail::check(MPI_Type_commit(&h_), "MPI_Type_commit");
         return std::move(*this);
     }
@@ -1583,6 +1592,16 @@ public:
         op o = detail::resolve_op<T>(f);
         detail::check(MPI_Scan(detail::send_ptr(in), detail::recv_ptr(out), n, datatype_of<T>(), o.native(), h_),
                       "MPI_Scan");
+    }
+    /// MPI_Exscan (`out` resized if a vector; undefined on rank 0, as in MPI).
+    template <class B, class R, class Op> void exscan(const B &in, R &&out, const Op &f) const {
+        static_assert(detail::out_ok<R>, "hympi: the output buffer must be an lvalue or a hympi::view");
+        using T = detail::value_type_t<B>;
+        const int n = detail::count_of(in);
+        detail::ensure_size(out, static_cast<std::size_t>(n), "hympi::comm::exscan (output too small)");
+        op o = detail::resolve_op<T>(f);
+        detail::check(MPI_Exscan(detail::send_ptr(in), detail::recv_ptr(out), n, datatype_of<T>(), o.native(), h_),
+                      "MPI_Exscan");
     }
     /// MPI_Gather: `out` (resized if a vector) gets size() blocks of in's size on the root.
     template <class B, class R> void gather(const B &in, R &&out, int root) const {

@@ -139,6 +139,13 @@ int main(int argc, char **argv) {
         long s = 0;
         world.scan(static_cast<long>(r + 1), s, std::plus<>());
         CHECK_EQ(s, static_cast<long>(r + 1) * (r + 2) / 2);
+        std::vector<long> ex(2, -1);
+        world.exscan(std::vector<long>{r + 1, 1}, ex, std::plus<>());
+        if (r > 0)
+            CHECK(ex == std::vector<long>({static_cast<long>(r) * (r + 1) / 2, r}));
+        std::string word = r == 0 ? "broadcast" : std::string(9, ' ');
+        world.bcast(word, 0);
+        CHECK(word == "broadcast");
     }
     // gather / scatter / allgather / alltoall.
     {

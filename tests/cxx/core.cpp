@@ -73,12 +73,17 @@ int main(int argc, char **argv) {
         // key -r reverses the order within each color
         CHECK_EQ(sp.rank(), expect_size - 1 - r / 2);
 
+        hympi::comm node = world.split_type(MPI_COMM_TYPE_SHARED, r);
+        MPI_Comm_set_attr(node, kv, nullptr);
+        CHECK_EQ(node.size(), n); // every rank runs on this node
+        CHECK_EQ(node.rank(), r);
+
         hympi::comm none = world.split(MPI_UNDEFINED);
         CHECK(none.is_null());
         CHECK(!none.owned());
         CHECK_EQ(comms_freed, 0);
     }
-    CHECK_EQ(comms_freed, 2);
+    CHECK_EQ(comms_freed, 3);
 
     // A view of a raw communicator frees nothing; adopt takes ownership.
     {
@@ -93,7 +98,7 @@ int main(int argc, char **argv) {
             CHECK(!v2.owned());
             CHECK(v2.native() == raw);
         }
-        CHECK_EQ(comms_freed, 2);
+        CHECK_EQ(comms_freed, 3);
         CHECK_EQ(size_of(raw), n);              // MPI_Comm -> const hympi::comm&
         CHECK_EQ(size_of(MPI_COMM_WORLD), n);
         CHECK_EQ(raw_rank(world), r);           // hympi::comm -> MPI_Comm
@@ -102,7 +107,7 @@ int main(int argc, char **argv) {
             CHECK(owner.owned());
             CHECK_EQ(raw_rank(owner), r);
         }
-        CHECK_EQ(comms_freed, 3);
+        CHECK_EQ(comms_freed, 4);
     }
 
     // Explicit free and release.
@@ -110,7 +115,7 @@ int main(int argc, char **argv) {
         hympi::comm d = world.dup();
         MPI_Comm_set_attr(d, kv, nullptr);
         d.free();
-        CHECK_EQ(comms_freed, 4);
+        CHECK_EQ(comms_freed, 5);
         CHECK(d.is_null());
         MPI_Comm raw;
         {

@@ -144,6 +144,15 @@ int main(int argc, char **argv) {
         CHECK_EQ(world.recv_value<int>(r, 51), 5);
         s5.wait();
     }
+    // Strings: a std::string is a buffer of chars (resized by recv_vector-like receives).
+    {
+        std::string msg = "rank " + std::to_string(r), got(msg.size() + 4, '?');
+        hympi::request rr = world.irecv(got, left, 55);
+        world.send(msg, right, 55);
+        hympi::status st = rr.wait();
+        got.resize(static_cast<std::size_t>(st.count<char>()));
+        CHECK(got == "rank " + std::to_string(left));
+    }
     // Zero-length and MPI_PROC_NULL.
     {
         std::vector<int> empty, in;
