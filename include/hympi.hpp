@@ -411,6 +411,11 @@ private:
     std::size_t size_ = 0;
 };
 
+template <class T> view(T *, std::size_t) -> view<T>;
+template <class T, class A> view(std::vector<T, A> &) -> view<T>;
+template <class T, class A> view(const std::vector<T, A> &) -> view<const T>;
+template <class T, std::size_t N> view(T (&)[N]) -> view<T>;
+
 namespace detail {
 
 /// How a buffer argument maps to (pointer, count, element type).
@@ -966,6 +971,7 @@ public:
     /// A user op over elements of type T computing `inout = f(in, inout)` elementwise, made with
     /// MPI_Op_create. A stateful functor type backs one live op at a time (the latest one
     /// created); an empty functor type (a captureless lambda, std::plus<>) has no such limit.
+    /// The op reads its buffers as arrays of T: use it with datatype_of<T>() only.
     template <class T, class F> static op create(F f, bool commutative = true) {
         static_assert(has_datatype_v<T>, "hympi::op::create<T>: T has no MPI datatype");
         using Fn = detail::user_op_fn<T, F>;
@@ -1676,6 +1682,8 @@ public:
         std::vector<int> displs;
         void *outp = nullptr;
         if (rank() == root) {
+            if (counts.size() != static_cast<std::size_t>(size()))
+                throw error(MPI_ERR_COUNT, "hympi::comm::gatherv (counts must have size() entries)");
             displs = displacements(counts);
             detail::ensure_size(out, total(counts), "hympi::comm::gatherv (output too small)");
             outp = detail::recv_ptr(out);

@@ -144,6 +144,21 @@ int main(int argc, char **argv) {
         CHECK_EQ(world.recv_value<int>(r, 51), 5);
         s5.wait();
     }
+    // Class template argument deduction of views.
+    {
+        std::vector<int> src(6, r), dst(6, -1);
+        const std::vector<int> &csrc = src;
+        hympi::view whole(dst);          // view<int>
+        hympi::view ro(csrc);            // view<const int>
+        hympi::view part(dst.data() + 2, 2);
+        static_assert(std::is_same_v<decltype(whole), hympi::view<int>>);
+        static_assert(std::is_same_v<decltype(ro), hympi::view<const int>>);
+        hympi::request rr = world.irecv(part, left, 56);
+        world.send(ro.subview(0, 2), right, 56);
+        rr.wait();
+        CHECK(dst[1] == -1 && dst[2] == left && dst[3] == left && dst[4] == -1);
+        CHECK_EQ(whole.size(), std::size_t{6});
+    }
     // Strings: a std::string is a buffer of chars (resized by recv_vector-like receives).
     {
         std::string msg = "rank " + std::to_string(r), got(msg.size() + 4, '?');
