@@ -951,11 +951,11 @@ template <class T, class F> struct user_op_fn {
         if constexpr (std::is_empty_v<F> && std::is_default_constructible_v<F>) {
             const F f{};
             for (int i = 0; i < n; ++i)
-                b[i] = f(a[i], b[i]);
+                b[i] = static_cast<T>(f(a[i], b[i]));
         } else {
             const F &f = *functor;
             for (int i = 0; i < n; ++i)
-                b[i] = f(a[i], b[i]);
+                b[i] = static_cast<T>(f(a[i], b[i]));
         }
     }
 };
