@@ -23,7 +23,12 @@
  * Requests: the destructor of a still-active `request` waits for it (MPI_Wait). While an
  * exception is propagating through the scope that created it, it cancels it first
  * (MPI_Cancel, then MPI_Wait), so an error path never blocks on a receive that will not be
- * matched.
+ * matched (a send the library cannot cancel still waits until it is received). The buffers
+ * of nonblocking calls must outlive the request: temporaries other than views do not compile.
+ *
+ * Exceptions: while an `environment` lives, an exception that escapes (to std::terminate, or
+ * out of the environment's scope) is printed and the whole job ends with MPI_Abort, so the
+ * other ranks do not wait forever.
  *
  * Threads (OpenMP): `hympi::omp::thread_comm` (compiled when _OPENMP is defined) gives every
  * thread of a team its own duplicate of a communicator.
