@@ -76,11 +76,26 @@ fn report(layout: &wrapper::Layout, env: &[(String, String)]) -> String {
     );
     let _ = writeln!(s, "features:");
     for (feature, what) in [
-        ("shm", "on-node transport: memfd segment, lock-free cell queues, fastboxes"),
-        ("cma", "single-copy rendezvous with process_vm_readv/writev (HYMPI_CMA)"),
-        ("hwloc", "hympiexec --bind-to, MPI_Comm_split_type HW_GUIDED levels"),
-        ("pmi-1", "launch by hympiexec or MPICH Hydra; singleton without a launcher"),
-        ("libfabric", "not built: jobs spanning nodes fail at MPI_Init"),
+        (
+            "shm",
+            "on-node transport: memfd segment, lock-free cell queues, fastboxes",
+        ),
+        (
+            "cma",
+            "single-copy rendezvous with process_vm_readv/writev (HYMPI_CMA)",
+        ),
+        (
+            "hwloc",
+            "hympiexec --bind-to, MPI_Comm_split_type HW_GUIDED levels",
+        ),
+        (
+            "pmi-1",
+            "launch by hympiexec or MPICH Hydra; singleton without a launcher",
+        ),
+        (
+            "libfabric",
+            "not built: jobs spanning nodes fail at MPI_Init",
+        ),
     ] {
         let _ = writeln!(s, "  {feature:<10} {what}");
     }
@@ -111,7 +126,10 @@ fn report(layout: &wrapper::Layout, env: &[(String, String)]) -> String {
 }
 
 fn main() {
-    if std::env::args().nth(1).is_some_and(|a| a == "--version" || a == "-V") {
+    if std::env::args()
+        .nth(1)
+        .is_some_and(|a| a == "--version" || a == "-V")
+    {
         println!("hympi {}", env!("CARGO_PKG_VERSION"));
         return;
     }
@@ -142,6 +160,8 @@ mod info_tests {
         assert!(r.contains("1 (default); default 1"), "{r}");
         assert!(r.contains("HYMPI_BCAST_ALGORITHM=knomial"), "{r}");
         assert!(r.contains("install prefix:     /p"), "{r}");
-        assert!(r.contains(&format!("MPI standard:       {MPI_VERSION}.{MPI_SUBVERSION}")));
+        assert!(r.contains(&format!(
+            "MPI standard:       {MPI_VERSION}.{MPI_SUBVERSION}"
+        )));
     }
 }
