@@ -1,10 +1,12 @@
 # hympi: the two commands of the README, plus the pieces they are made of.
 #   make demo   builds hympi and runs the demo job (4 ranks x 2 threads)
 #   make test   builds hympi and runs every test suite
+#   make install PREFIX=dir   builds hympi and installs it in dir (relocatable; see README)
 CARGO ?= cargo
 RELEASE := target/release
+PREFIX ?= /usr/local
 
-.PHONY: all build deps demo test
+.PHONY: all build deps demo test install
 all: build
 
 deps:
@@ -20,3 +22,6 @@ demo: build
 test:
 	@scripts/install-deps test
 	scripts/test-all
+
+install: build
+	scripts/install-prefix $(PREFIX)
