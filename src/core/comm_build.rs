@@ -189,6 +189,10 @@ impl Runtime {
     /// Drops communicator `idx` (attributes already deleted by the caller) and returns its
     /// context id to the pool.
     pub fn release_comm(&mut self, idx: u32) {
+        if self.comms.get(idx).is_some() {
+            let handle = self.comms.handle(idx);
+            self.matchers.forget_comm(idx, handle);
+        }
         let Some(c) = self.comms.remove(idx) else {
             return;
         };

@@ -198,7 +198,11 @@ impl Runtime {
     /// Allocates a request.
     #[inline(always)]
     pub fn new_request(&mut self, kind: ReqKind, comm: u32) -> MpiResult<u32> {
-        match self.reqs.insert(Request::new(kind, comm)) {
+        let v = match self.comms.get(comm) {
+            Some(c) => self.vcis.vci_of_ctx(c.ctx),
+            None => 0,
+        };
+        match self.reqs.insert(v, Request::new(kind, comm)) {
             Some(i) => Ok(i),
             None => fail(MPI_ERR_INTERN, "too many outstanding requests"),
         }
@@ -289,7 +293,7 @@ impl Runtime {
             src: c.rank,
             tag: a.tag,
         };
-        match self.matcher.take_posted(&env) {
+        match self.matchers.of_ctx(env.ctx).take_posted(&env) {
             Some(p) => {
                 // SAFETY: the user buffer holds `bytes` bytes for the duration of the call.
                 let data = unsafe { raw_slice(a.buf, a.bytes) };
@@ -435,7 +439,7 @@ impl Runtime {
 
     #[inline(always)]
     fn send_to_self(&mut self, rid: u32, env: Envelope, a: SendArgs) -> MpiResult<()> {
-        if let Some(p) = self.matcher.take_posted(&env) {
+        if let Some(p) = self.matchers.of_ctx(env.ctx).take_posted(&env) {
             // SAFETY: the user buffer holds `bytes` bytes for the life of the send.
             let data = unsafe { raw_slice(a.buf, a.bytes) };
             self.finish_recv(p.req, env, data, a.bytes as u64);
@@ -454,7 +458,8 @@ impl Runtime {
             self.complete(rid);
             Payload::Eager { data, ack: None }
         };
-        self.matcher
+        self.matchers
+            .of_ctx(env.ctx)
             .unexpected
             .push_back(Unexpected { env, payload });
         Ok(())
@@ -516,10 +521,13 @@ impl Runtime {
             src: a.src,
             tag: a.tag,
         };
-        match self.matcher.take_unexpected(&pattern) {
+        match self.matchers.of_ctx(pattern.ctx).take_unexpected(&pattern) {
             Some(u) => self.consume(rid, u),
             None => {
-                self.matcher.posted.push_back(Posted { pattern, req: rid });
+                self.matchers
+                    .of_ctx(pattern.ctx)
+                    .posted
+                    .push_back(Posted { pattern, req: rid });
                 Ok(())
             }
         }
@@ -825,7 +833,7 @@ impl Runtime {
         match m.kind {
             CellKind::Eager | CellKind::EagerSync => {
                 let ack = (m.kind == CellKind::EagerSync).then_some((m.src_local, m.sreq));
-                if let Some(p) = self.matcher.take_posted(&m.env) {
+                if let Some(p) = self.matchers.of_ctx(m.env.ctx).take_posted(&m.env) {
                     let data = shm.payload(&m);
                     // Copy straight from the cell into the user buffer.
                     let r = self.reqs.get_mut(p.req).expect("live receive request");
@@ -860,15 +868,18 @@ impl Runtime {
                 } else {
                     let data = shm.payload(&m).to_vec();
                     shm.release(m.cell);
-                    self.matcher.unexpected.push_back(Unexpected {
-                        env: m.env,
-                        payload: Payload::Eager { data, ack },
-                    });
+                    self.matchers
+                        .of_ctx(m.env.ctx)
+                        .unexpected
+                        .push_back(Unexpected {
+                            env: m.env,
+                            payload: Payload::Eager { data, ack },
+                        });
                 }
             }
             CellKind::Rts => {
                 shm.release(m.cell);
-                if let Some(p) = self.matcher.take_posted(&m.env) {
+                if let Some(p) = self.matchers.of_ctx(m.env.ctx).take_posted(&m.env) {
                     self.recv_rendezvous(
                         shm,
                         p.req,
@@ -887,10 +898,13 @@ impl Runtime {
                         total: m.total,
                         nseg: m.rreq,
                     };
-                    self.matcher.unexpected.push_back(Unexpected {
-                        env: m.env,
-                        payload,
-                    });
+                    self.matchers
+                        .of_ctx(m.env.ctx)
+                        .unexpected
+                        .push_back(Unexpected {
+                            env: m.env,
+                            payload,
+                        });
                 }
             }
             CellKind::Ack | CellKind::Fin => {

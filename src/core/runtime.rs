@@ -3,7 +3,9 @@
 //!
 //! Access goes through [`with`]. Under `MPI_THREAD_SINGLE`, `FUNNELED` and `SERIALIZED` the
 //! application guarantees one caller at a time, so no lock is taken; under
-//! `MPI_THREAD_MULTIPLE` one mutex serialises callers (per-VCI locking replaces it later).
+//! `MPI_THREAD_MULTIPLE` the global mutex plus every VCI lock serialise callers of the slow path,
+//! while the fast paths of `crate::core::fastpath` take one VCI lock only (see
+//! `crate::core::vci`).
 //! Waiting calls release the state between polls ([`wait_for`]), so other threads progress.
 
 use crate::abi::consts::*;
@@ -14,10 +16,11 @@ use crate::core::context::ContextPool;
 use crate::core::errhandler::{Errh, UserErrh};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::group::Group;
-use crate::core::matching::{Matcher, Unexpected};
+use crate::core::matching::Unexpected;
 use crate::core::p2p::BsendBuffer;
 use crate::core::request::Request;
 use crate::core::slab::{kind, Slab};
+use crate::core::vci::{self, Matchers, Pool, Requests};
 use crate::platform::bootstrap::{self, Bootstrap};
 use crate::platform::{config, wait};
 use crate::transport::shm::ShmEngine;
@@ -36,14 +39,16 @@ pub struct Runtime {
     pub thread_level: i32,
     /// Communicators (`WORLD` and `SELF` at fixed indices).
     pub comms: Slab<Comm>,
-    /// Requests.
-    pub reqs: Slab<Request>,
+    /// Requests (in the VCI of their communicator).
+    pub reqs: Requests,
     /// Messages taken by `MPI_Mprobe`, with their communicator index.
     pub messages: Slab<(Unexpected, u32)>,
     /// User error handlers.
     pub errhandlers: Slab<UserErrh>,
-    /// Matching queues.
-    pub matcher: Matcher,
+    /// Matching queues (per VCI) and the fast paths' communicator caches.
+    pub matchers: Matchers,
+    /// The VCIs.
+    pub vcis: &'static Pool,
     /// Node-local transport (absent when alone on the node).
     pub shm: Option<Box<ShmEngine>>,
     /// Local rank of each world rank.
@@ -116,12 +121,28 @@ thread_local! {
     static IS_MAIN: Cell<bool> = const { Cell::new(false) };
 }
 
-struct Unlock;
+struct Unlock(&'static Pool);
 impl Drop for Unlock {
     #[inline]
     fn drop(&mut self) {
-        // SAFETY: constructed only right after G.lock.lock() on this thread.
-        unsafe { G.lock.unlock() };
+        // SAFETY: constructed only right after G.lock.lock() and Pool::lock_all() on this
+        // thread.
+        unsafe {
+            self.0.unlock_all();
+            G.lock.unlock();
+        }
+    }
+}
+
+/// How a fast path may reach its VCI now: `Some(false)` without a lock (thread level below
+/// MULTIPLE), `Some(true)` under the VCI's lock, `None` when MPI is not initialised (the slow
+/// path reports it).
+#[inline(always)]
+pub fn fast_access() -> Option<bool> {
+    match G.state.load(Ordering::Acquire) {
+        READY => Some(false),
+        READY_LOCKED => Some(true),
+        _ => None,
     }
 }
 
@@ -134,7 +155,9 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
         READY => None,
         READY_LOCKED => {
             G.lock.lock();
-            Some(Unlock)
+            let pool = vci::pool().expect("VCIs exist once MPI is initialised");
+            pool.lock_all();
+            Some(Unlock(pool))
         }
         s => return not_ready(s),
     };
@@ -353,20 +376,29 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     assert_eq!(comms.insert(selfc), Some(SELF));
 
     *BOOT.lock() = Some(boot);
+    let pool = Pool::install(
+        vci::default_count(thread_level == MPI_THREAD_MULTIPLE),
+        eager_max,
+    );
     Ok(Box::new(Runtime {
         world_rank: rank,
         world_size: size,
         thread_level,
         comms,
         reqs: {
-            let mut reqs = Slab::new(kind::REQUEST);
-            let done = reqs.insert(Request::done_send());
+            let mut reqs = Requests::new(pool);
+            let done = reqs.insert(0, Request::done_send());
             assert_eq!(done, Some(crate::core::request::DONE_SEND));
+            assert_eq!(
+                reqs.handle(crate::core::request::DONE_SEND),
+                crate::core::fastpath::DONE_SEND_HANDLE
+            );
             reqs
         },
         messages: Slab::new(kind::MESSAGE),
         errhandlers: Slab::new(kind::ERRHANDLER),
-        matcher: Matcher::default(),
+        matchers: Matchers::new(pool),
+        vcis: pool,
         shm,
         local_of_world,
         bsend: BsendBuffer::default(),
@@ -401,14 +433,22 @@ pub fn finalize() -> MpiResult<()> {
         return not_ready(prev);
     }
     if prev == READY_LOCKED {
-        // Wait for a thread that may still be inside `with`.
+        // Wait for a thread that may still be inside `with` or a fast path.
         G.lock.lock();
+        if let Some(p) = vci::pool() {
+            p.lock_all();
+            // SAFETY: locked just above.
+            unsafe { p.unlock_all() };
+        }
         // SAFETY: locked just above.
         unsafe { G.lock.unlock() };
     }
     // SAFETY: state is BUSY: no thread can reach the runtime any more.
     let rt = unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
     drop(rt);
+    if let Some(p) = vci::pool() {
+        p.clear();
+    }
     if let Some(mut b) = BOOT.lock().take() {
         let _ = b.finalize();
     }

@@ -1,6 +1,8 @@
 //! Generation-checked object tables behind user handles.
 //!
-//! A user handle is a pointer-sized value `(generation << 32) | ((index + 1) << 12) | kind`.
+//! A user handle is a pointer-sized value
+//! `(tag << 58) | (generation << 32) | ((index + 1) << 12) | kind`, with a 26-bit generation;
+//! `tag` is 0 except in the per-VCI request tables, where it names the VCI.
 //! It is never dereferenced: decoding checks the kind tag, the index bound and the generation,
 //! so a stale, foreign or garbage handle yields an MPI error class instead of a crash. Values
 //! below 0x1000 are left to the standard's predefined handles.
@@ -26,6 +28,10 @@ pub mod kind {
 }
 
 const MAX_INDEX: usize = (1 << 20) - 2;
+/// Bits of the generation kept in handles.
+const GEN_MASK: u32 = (1 << 26) - 1;
+/// Largest table tag (tags occupy the top 6 bits of a handle).
+pub const MAX_TAG: usize = 63;
 
 /// One table entry.
 struct Slot<T> {
@@ -38,16 +44,31 @@ pub struct Slab<T> {
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
     kind: usize,
+    /// `tag << 58`, or'ed into every handle.
+    tag_bits: usize,
 }
 
 impl<T> Slab<T> {
     /// An empty table for handles of `kind`.
     pub fn new(kind: usize) -> Self {
+        Slab::tagged(kind, 0)
+    }
+
+    /// An empty table for handles of `kind` carrying `tag` (at most [`MAX_TAG`]).
+    pub fn tagged(kind: usize, tag: usize) -> Self {
+        assert!(tag <= MAX_TAG);
         Slab {
             slots: Vec::new(),
             free: Vec::new(),
             kind,
+            tag_bits: tag << 58,
         }
+    }
+
+    /// The tag of a handle (meaningful for handles of tagged tables).
+    #[inline(always)]
+    pub fn tag_of(handle: usize) -> usize {
+        handle >> 58
     }
 
     /// Stores `value`, returning its index. `None` when the table is full.
@@ -73,7 +94,7 @@ impl<T> Slab<T> {
     pub fn remove(&mut self, index: u32) -> Option<T> {
         let s = self.slots.get_mut(index as usize)?;
         let v = s.value.take()?;
-        s.generation = s.generation.wrapping_add(1).max(1);
+        s.generation = (s.generation.wrapping_add(1) & GEN_MASK).max(1);
         self.free.push(index);
         Some(v)
     }
@@ -88,7 +109,7 @@ impl<T> Slab<T> {
             return false;
         }
         s.value = None;
-        s.generation = s.generation.wrapping_add(1).max(1);
+        s.generation = (s.generation.wrapping_add(1) & GEN_MASK).max(1);
         self.free.push(index);
         true
     }
@@ -113,7 +134,7 @@ impl<T> Slab<T> {
     #[inline(always)]
     pub fn handle(&self, index: u32) -> usize {
         let g = self.slots[index as usize].generation as usize;
-        (g << 32) | ((index as usize + 1) << 12) | self.kind
+        self.tag_bits | (g << 32) | ((index as usize + 1) << 12) | self.kind
     }
 
     /// The wire token of the object at `index` (same as its handle).
@@ -125,12 +146,16 @@ impl<T> Slab<T> {
     /// Decodes a handle or token of this table's kind to a live index.
     #[inline(always)]
     pub fn decode(&self, handle: usize) -> Option<u32> {
-        if handle & 0xfff != self.kind || handle < 0x1000 {
+        if handle & 0xfff != self.kind
+            || handle < 0x1000
+            || handle & (MAX_TAG << 58) != self.tag_bits
+        {
             return None;
         }
         let index = ((handle >> 12) & 0xfffff).checked_sub(1)?;
         let s = self.slots.get(index)?;
-        (s.value.is_some() && s.generation as usize == handle >> 32).then_some(index as u32)
+        (s.value.is_some() && s.generation as usize == (handle >> 32) & GEN_MASK as usize)
+            .then_some(index as u32)
     }
 
     /// Number of live objects.
@@ -173,5 +198,34 @@ mod tests {
         assert_ne!(s.handle(b), h, "new generation");
         assert_eq!(s.decode(h), None);
         assert_eq!(s.len(), 1);
+    }
+
+    #[test]
+    fn tagged_handles_carry_their_tag() {
+        let mut a = Slab::tagged(kind::REQUEST, 5);
+        let mut b = Slab::tagged(kind::REQUEST, 6);
+        let ia = a.insert(1).unwrap();
+        let ib = b.insert(2).unwrap();
+        let (ha, hb) = (a.handle(ia), b.handle(ib));
+        assert_eq!(Slab::<i32>::tag_of(ha), 5);
+        assert_eq!(Slab::<i32>::tag_of(hb), 6);
+        assert_eq!(a.decode(ha), Some(ia));
+        assert_eq!(a.decode(hb), None, "other table's tag");
+        assert_eq!(b.decode(hb), Some(ib));
+    }
+
+    #[test]
+    fn generations_wrap_within_their_bits() {
+        let mut s = Slab::new(kind::OP);
+        let i = s.insert(0).unwrap();
+        s.slots[i as usize].generation = GEN_MASK;
+        let h = s.handle(i);
+        assert_eq!(s.decode(h), Some(i));
+        s.free(i);
+        let j = s.insert(0).unwrap();
+        assert_eq!(j, i);
+        assert_eq!(s.slots[j as usize].generation, 1, "wraps to 1, never 0");
+        assert_ne!(s.handle(j), h);
+        assert_eq!(s.decode(h), None);
     }
 }

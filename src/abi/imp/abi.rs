@@ -59,13 +59,54 @@ macro_rules! conversions {
     )*};
 }
 
+/// `MPI_Request_toint`. Requests of VCI 0 convert like other handles; a request of VCI `v > 0`
+/// converts to `(1 << 31) | (v << 25) | ((index + 1) << 12) | kind` (for its first 8191 slots).
+pub(crate) unsafe fn MPI_Request_toint(h: MPI_Request) -> MpiResult<c_int> {
+    let h = h as usize;
+    let v = crate::core::slab::Slab::<()>::tag_of(h);
+    if h < 0x1000 || v == 0 {
+        return to_int(h);
+    }
+    let slot = (h >> 12) & 0xfffff;
+    if slot >= 1 << 13 {
+        return crate::core::error::fail(
+            MPI_ERR_REQUEST,
+            "this request has no integer form (too many requests outstanding on its VCI)",
+        );
+    }
+    Ok(((1u32 << 31) | ((v as u32) << 25) | ((slot as u32) << 12) | (h & 0xfff) as u32) as c_int)
+}
+
+/// `MPI_Request_fromint`: the inverse of [`MPI_Request_toint`]; the null request when the
+/// request is gone.
+pub(crate) unsafe fn MPI_Request_fromint(i: c_int) -> MpiResult<MPI_Request> {
+    let u = i as u32;
+    if u < 0x1000 {
+        return Ok(u as usize as MPI_Request);
+    }
+    let (v, slot) = if u & (1 << 31) != 0 {
+        (((u >> 25) & 63) as usize, (u >> 12) & 0x1fff)
+    } else {
+        (0, (u >> 12) & 0x7ffff)
+    };
+    let h = runtime::with(|rt| {
+        Ok(slot
+            .checked_sub(1)
+            .and_then(|ix| rt.reqs.at(v, ix))
+            .map(|rid| rt.reqs.handle(rid)))
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(MPI_REQUEST_NULL);
+    Ok(h as MPI_Request)
+}
+
 fn none(_: &Runtime, _: u32) -> Option<usize> {
     None
 }
 
 conversions! {
     MPI_Comm_toint, MPI_Comm_fromint, MPI_Comm, MPI_COMM_NULL, kind::COMM, |rt: &Runtime, ix| rt.comms.get(ix).map(|_| rt.comms.handle(ix));
-    MPI_Request_toint, MPI_Request_fromint, MPI_Request, MPI_REQUEST_NULL, kind::REQUEST, |rt: &Runtime, ix| rt.reqs.get(ix).map(|_| rt.reqs.handle(ix));
     MPI_Errhandler_toint, MPI_Errhandler_fromint, MPI_Errhandler, MPI_ERRHANDLER_NULL, kind::ERRHANDLER, |rt: &Runtime, ix| rt.errhandlers.get(ix).map(|_| rt.errhandlers.handle(ix));
     MPI_Message_toint, MPI_Message_fromint, MPI_Message, MPI_MESSAGE_NULL, kind::MESSAGE, |rt: &Runtime, ix| rt.messages.get(ix).map(|_| rt.messages.handle(ix));
     MPI_Type_toint, MPI_Type_fromint, MPI_Datatype, MPI_DATATYPE_NULL, kind::DATATYPE, none;

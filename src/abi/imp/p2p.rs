@@ -6,6 +6,7 @@ use crate::abi::entry::ErrObj;
 use crate::abi::types::*;
 use crate::core::datatype::{self, Layout, Resolved, TypeInfo};
 use crate::core::error::{fail, MpiError, MpiResult};
+use crate::core::fastpath;
 use crate::core::matching::{Pattern, Payload};
 use crate::core::p2p::{
     check_dest, check_recv_tag, check_send_tag, check_source, RecvArgs, SendArgs,
@@ -190,8 +191,17 @@ unsafe fn isend(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> MpiResult<(u32, usize)> {
+    if mode == SendMode::Standard {
+        // SAFETY: the caller's buffer holds `n` elements of `dt` (MPI contract).
+        if let Some(h) =
+            unsafe { fastpath::isend(buf as *const u8, n, dt as usize, dest, tag, comm as usize) }
+        {
+            return Ok((DONE_SEND, h));
+        }
+    }
     runtime::with(|rt| {
         let a = send_args(rt, buf, n, dt, dest, tag, comm, mode)?;
+        rt.remember_fast_comm(comm as usize, a.comm);
         if rt.send_at_once(&a) {
             return Ok((DONE_SEND, rt.reqs.handle(DONE_SEND)));
         }
@@ -210,8 +220,15 @@ unsafe fn irecv(
     tag: c_int,
     comm: MPI_Comm,
 ) -> MpiResult<(u32, usize)> {
+    // SAFETY: the caller's buffer holds `n` elements of `dt` (MPI contract).
+    if let Some(started) =
+        unsafe { fastpath::irecv(buf as *mut u8, n, dt as usize, src, tag, comm as usize) }
+    {
+        return Ok(started);
+    }
     runtime::with(|rt| {
         let a = recv_args(rt, buf, n, dt, src, tag, comm)?;
+        rt.remember_fast_comm(comm as usize, a.comm);
         let rid = rt.new_request(ReqKind::Recv, a.comm)?;
         rt.start_recv(rid, a)?;
         Ok((rid, rt.reqs.handle(rid)))
@@ -675,6 +692,10 @@ pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status
         write_status(status, &Status::EMPTY);
         return Ok(());
     }
+    // SAFETY: `slot` is one request; `status` is null or one status.
+    if unsafe { fastpath::complete_all(std::slice::from_mut(slot), status) } {
+        return Ok(());
+    }
     let rid = runtime::with(|rt| request_index(rt, *slot))?;
     let (st, comm) = runtime::wait_for(|rt| Ok(ready(rt, rid).then(|| finish(rt, rid, slot))))?;
     write_status(status, &st);
@@ -791,6 +812,10 @@ pub(crate) unsafe fn MPI_Waitall(
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
     let reqs = req_slice(count, array_of_requests)?;
+    // SAFETY: the status array is null or has an entry per request.
+    if unsafe { fastpath::complete_all(reqs, array_of_statuses) } {
+        return Ok(());
+    }
     // Requests that are already complete (the common case after a self or eager exchange)
     // need no waiting loop.
     let failed = match runtime::with(|rt| complete_all(rt, reqs, array_of_statuses))? {
@@ -1153,7 +1178,13 @@ pub(crate) unsafe fn MPI_Cancel(request: *mut MPI_Request) -> MpiResult<()> {
     runtime::with(|rt| {
         let rid = request_index(rt, *slot)?;
         let r = rt.reqs.get(rid).unwrap();
-        if r.kind == ReqKind::Recv && !r.done && rt.matcher.cancel_posted(rid) {
+        if r.kind == ReqKind::Recv
+            && !r.done
+            && rt
+                .matchers
+                .of_vci(crate::core::vci::vci_of_rid(rid))
+                .cancel_posted(rid)
+        {
             let r = rt.reqs.get_mut(rid).unwrap();
             r.status = Status {
                 cancelled: true,
@@ -1353,8 +1384,8 @@ fn probe_once(
     if source == MPI_PROC_NULL {
         return Ok(Some(Status::PROC_NULL));
     }
-    Ok(rt.matcher.find_unexpected(&p).map(|i| {
-        let u = &rt.matcher.unexpected[i];
+    Ok(rt.matchers.of_ctx_ref(p.ctx).find_unexpected(&p).map(|i| {
+        let u = &rt.matchers.of_ctx_ref(p.ctx).unexpected[i];
         probe_status(&u.env, &u.payload)
     }))
 }
@@ -1409,7 +1440,7 @@ fn mprobe_once(
     if source == MPI_PROC_NULL {
         return Ok(Some((MPI_MESSAGE_NO_PROC, Status::PROC_NULL)));
     }
-    let Some(u) = rt.matcher.take_unexpected(&p) else {
+    let Some(u) = rt.matchers.of_ctx(p.ctx).take_unexpected(&p) else {
         return Ok(None);
     };
     let st = probe_status(&u.env, &u.payload);

@@ -1,0 +1,413 @@
+//! Fast paths of point-to-point calls that need one VCI only.
+//!
+//! Each function here either completes the whole call on the VCI of the call's communicator
+//! (holding that VCI's lock under `MPI_THREAD_MULTIPLE`, no lock below) and returns `Some` /
+//! `true`, or changes nothing and returns `None` / `false`, after which the caller runs the
+//! general slow path (which also produces every error). They cover:
+//! - `MPI_Isend` to oneself (matched to a posted receive or buffered as an eager message) or
+//!   to `MPI_PROC_NULL`;
+//! - `MPI_Irecv` from any source: matched to an eager unexpected message, or posted;
+//! - `MPI_Wait`/`MPI_Test`/`MPI_Waitall` over requests of one VCI that are complete.
+//!
+//! Only predefined contiguous datatypes, valid arguments, intracommunicators the slow path
+//! has seen (their facts cached in the VCI) and plain requests (no parent, no out-of-line
+//! state, not freed, not persistent) qualify. Threads working on communicators mapped to
+//! different VCIs therefore never contend.
+
+use crate::abi::consts::*;
+use crate::abi::types::{MPI_Request, MPI_Status};
+use crate::core::comm::CONTEXTS_PER_ID;
+use crate::core::datatype;
+use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
+use crate::core::request::{ReqKind, Request, Status, NO_PARENT};
+use crate::core::runtime;
+use crate::core::slab::{kind, Slab};
+use crate::core::vci::{self, Pool, VciState, RID_VCI_SHIFT};
+
+/// The handle of the shared complete send request (`request::DONE_SEND`: VCI 0, index 0,
+/// generation 1).
+pub const DONE_SEND_HANDLE: usize = (1 << 32) | (1 << 12) | kind::REQUEST;
+
+/// The VCI of communicator handle `comm`, if known without the slow path.
+#[inline(always)]
+fn comm_vci(pool: &Pool, comm: usize) -> Option<usize> {
+    if comm == MPI_COMM_WORLD {
+        Some(pool.vci_of_ctx(0))
+    } else if comm == MPI_COMM_SELF {
+        Some(pool.vci_of_ctx(CONTEXTS_PER_ID))
+    } else {
+        vci::comm_hint(comm).filter(|&v| v < pool.len())
+    }
+}
+
+/// Bytes of `count` elements of predefined contiguous type `dt` at `buf`, if the arguments
+/// qualify for a fast path.
+#[inline(always)]
+fn contiguous_bytes(buf: *const u8, count: i64, dt: usize) -> Option<usize> {
+    let t = datatype::predefined(dt)?;
+    if t.size != t.extent || !(0..=i32::MAX as i64).contains(&count) {
+        return None;
+    }
+    let bytes = count as usize * t.size;
+    if buf.is_null() && bytes > 0 {
+        return None;
+    }
+    Some(bytes)
+}
+
+/// A receive request the fast paths may complete on their own.
+#[inline(always)]
+fn plain_recv(r: &Request) -> bool {
+    r.kind == ReqKind::Recv
+        && !r.done
+        && r.active
+        && !r.persistent
+        && !r.user_freed
+        && !r.internal
+        && !r.noncontig
+        && r.parent == NO_PARENT
+        && r.extra.is_none()
+}
+
+/// Copies a message into a plain receive request and completes it.
+#[inline(always)]
+fn deliver(r: &mut Request, env: &Envelope, data: *const u8, bytes: usize) {
+    let n = bytes.min(r.cap);
+    // SAFETY: the receive buffer holds `cap` >= n bytes and the message `bytes` >= n; MPI
+    // forbids overlapping send and receive buffers.
+    unsafe { crate::core::p2p::copy_bytes(data, r.buf, n) };
+    r.status = Status {
+        source: env.src,
+        tag: env.tag,
+        error: if bytes > r.cap {
+            MPI_ERR_TRUNCATE
+        } else {
+            MPI_SUCCESS
+        },
+        bytes: n as u64,
+        cancelled: false,
+    };
+    r.done = true;
+}
+
+#[inline(always)]
+fn rid_of(v: usize, index: u32) -> u32 {
+    ((v as u32) << RID_VCI_SHIFT) | index
+}
+
+#[inline(always)]
+fn index_of(rid: u32) -> u32 {
+    rid & ((1 << RID_VCI_SHIFT) - 1)
+}
+
+/// `MPI_Isend` (standard mode) fast path: the request handle when the send completed here.
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt` (the caller's MPI contract).
+#[inline(always)]
+pub unsafe fn isend(
+    buf: *const u8,
+    count: i64,
+    dt: usize,
+    dest: i32,
+    tag: i32,
+    comm: usize,
+) -> Option<usize> {
+    let locked = runtime::fast_access()?;
+    let pool = vci::pool()?;
+    let bytes = contiguous_bytes(buf, count, dt)?;
+    if tag < 0 {
+        return None;
+    }
+    let v = comm_vci(pool, comm)?;
+    vci::with_vci(pool, v, locked, |s| {
+        let c = s.comm(comm)?;
+        if dest == MPI_PROC_NULL {
+            return Some(DONE_SEND_HANDLE);
+        }
+        if dest != c.rank {
+            return None;
+        }
+        let env = Envelope {
+            ctx: c.ctx,
+            src: c.rank,
+            tag,
+        };
+        send_to_self(s, v, pool.eager_max, env, buf, bytes)
+    })
+}
+
+#[inline(always)]
+fn send_to_self(
+    s: &mut VciState,
+    v: usize,
+    eager_max: usize,
+    env: Envelope,
+    buf: *const u8,
+    bytes: usize,
+) -> Option<usize> {
+    let posted = &s.matcher.posted;
+    let at = match posted.front() {
+        None => None,
+        Some(p) if p.pattern.accepts(&env) => Some(0),
+        Some(_) => posted.iter().position(|p| p.pattern.accepts(&env)),
+    };
+    match at {
+        Some(i) => {
+            let rid = posted[i].req;
+            if vci::vci_of_rid(rid) != v {
+                return None;
+            }
+            let r = s.reqs.get_mut(index_of(rid))?;
+            if !plain_recv(r) {
+                return None;
+            }
+            deliver(r, &env, buf, bytes);
+            if i == 0 {
+                s.matcher.posted.pop_front();
+            } else {
+                s.matcher.posted.remove(i);
+            }
+        }
+        None => {
+            if bytes > eager_max {
+                return None;
+            }
+            // SAFETY: the send buffer holds `bytes` bytes (caller's contract).
+            let data = unsafe { crate::core::p2p::raw_slice(buf, bytes) }.to_vec();
+            s.matcher.unexpected.push_back(Unexpected {
+                env,
+                payload: Payload::Eager { data, ack: None },
+            });
+        }
+    }
+    Some(DONE_SEND_HANDLE)
+}
+
+/// `MPI_Irecv` fast path: the new request's index and handle when the receive was matched to
+/// an eager message or posted here.
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt` (the caller's MPI contract).
+#[inline(always)]
+pub unsafe fn irecv(
+    buf: *mut u8,
+    count: i64,
+    dt: usize,
+    src: i32,
+    tag: i32,
+    comm: usize,
+) -> Option<(u32, usize)> {
+    let locked = runtime::fast_access()?;
+    let pool = vci::pool()?;
+    let bytes = contiguous_bytes(buf, count, dt)?;
+    if tag < 0 && tag != MPI_ANY_TAG {
+        return None;
+    }
+    let v = comm_vci(pool, comm)?;
+    vci::with_vci(pool, v, locked, |s| {
+        let c = s.comm(comm)?;
+        if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
+            return None;
+        }
+        let pattern = Pattern {
+            ctx: c.ctx,
+            src,
+            tag,
+        };
+        let mut r = Request::new(ReqKind::Recv, c.idx);
+        r.buf = buf;
+        r.cap = bytes;
+        let found = s.matcher.find_unexpected(&pattern);
+        if let Some(i) = found {
+            let u = &s.matcher.unexpected[i];
+            let Payload::Eager { data, ack: None } = &u.payload else {
+                return None;
+            };
+            deliver(&mut r, &u.env, data.as_ptr(), data.len());
+            let index = s.reqs.insert(r)?;
+            if i == 0 {
+                s.matcher.unexpected.pop_front();
+            } else {
+                s.matcher.unexpected.remove(i);
+            }
+            return Some((rid_of(v, index), s.reqs.handle(index)));
+        }
+        let index = s.reqs.insert(r)?;
+        s.matcher.posted.push_back(Posted {
+            pattern,
+            req: rid_of(v, index),
+        });
+        Some((rid_of(v, index), s.reqs.handle(index)))
+    })
+}
+
+/// A request the fast completion paths may finish: complete, plain and successful.
+#[inline(always)]
+fn finishable(r: &Request) -> bool {
+    r.done
+        && r.active
+        && !r.persistent
+        && !r.user_freed
+        && r.extra.is_none()
+        && r.status.error == MPI_SUCCESS
+}
+
+/// `MPI_Waitall` / `MPI_Testall` fast path over requests that are all complete: frees them,
+/// writes `MPI_REQUEST_NULL` and the statuses (unless `statuses` is null). Whether it did.
+///
+/// # Safety
+/// `statuses` is null or has `reqs.len()` entries.
+#[inline(always)]
+pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> bool {
+    let Some(locked) = runtime::fast_access() else {
+        return false;
+    };
+    let Some(pool) = vci::pool() else {
+        return false;
+    };
+    let special = |h: MPI_Request| h as usize == MPI_REQUEST_NULL || h as usize == DONE_SEND_HANDLE;
+    let Some(first) = reqs.iter().find(|&&h| !special(h)) else {
+        // Null and shared complete requests only.
+        for (i, h) in reqs.iter_mut().enumerate() {
+            *h = MPI_REQUEST_NULL as MPI_Request;
+            // SAFETY: forwarded from the caller.
+            unsafe { write_status(statuses, i, &Status::EMPTY) };
+        }
+        return true;
+    };
+    let v = Slab::<Request>::tag_of(*first as usize);
+    if v >= pool.len() {
+        return false;
+    }
+    // Indices decoded by the first pass (arrays up to KEEP requests; longer ones decode
+    // again).
+    const KEEP: usize = 64;
+    let mut kept = [u32::MAX; KEEP];
+    vci::with_vci(pool, v, locked, |s| {
+        for (i, &h) in reqs.iter().enumerate() {
+            if special(h) {
+                continue;
+            }
+            match s.reqs.decode(h as usize) {
+                Some(index) if s.reqs.get(index).is_some_and(finishable) => {
+                    if let Some(k) = kept.get_mut(i) {
+                        *k = index;
+                    }
+                }
+                _ => return false,
+            }
+        }
+        for (i, h) in reqs.iter_mut().enumerate() {
+            let st = if special(*h) {
+                Status::EMPTY
+            } else {
+                let index = match kept.get(i) {
+                    // Still live unless the same request was listed twice.
+                    Some(&k) if s.reqs.get(k).is_some() => Some(k),
+                    Some(_) => None,
+                    None => s.reqs.decode(*h as usize),
+                };
+                match index {
+                    Some(index) => {
+                        let st = s.reqs.get(index).map_or(Status::EMPTY, |r| r.status);
+                        s.reqs.free(index);
+                        st
+                    }
+                    // The same request listed twice: the slow path reports it. Those before
+                    // it are complete already, as the standard allows for an erroneous call.
+                    None => return false,
+                }
+            };
+            *h = MPI_REQUEST_NULL as MPI_Request;
+            // SAFETY: forwarded from the caller.
+            unsafe { write_status(statuses, i, &st) };
+        }
+        true
+    })
+}
+
+#[inline(always)]
+unsafe fn write_status(statuses: *mut MPI_Status, i: usize, st: &Status) {
+    if statuses.is_null() {
+        return; // MPI_STATUSES_IGNORE
+    }
+    // SAFETY: a non-null status array has an entry per request (caller's contract).
+    st.write(unsafe { &mut *statuses.add(i) }, false);
+}
+
+impl runtime::Runtime {
+    /// Makes intracommunicator `idx` (handle `handle`) known to the fast paths of its VCI
+    /// (called by the slow path after it validated the communicator).
+    #[inline]
+    pub fn remember_fast_comm(&mut self, handle: usize, idx: u32) {
+        let Some(c) = self.comms.get(idx) else {
+            return;
+        };
+        if c.remote.is_some() {
+            return;
+        }
+        let fc = vci::FastComm {
+            handle,
+            idx,
+            ctx: c.ctx,
+            rank: c.rank,
+            size: c.size,
+        };
+        self.matchers.remember_comm(fc);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_bytes_accepts_only_plain_predefined_types() {
+        let b = [0u8; 16];
+        assert_eq!(contiguous_bytes(b.as_ptr(), 2, MPI_INT), Some(8));
+        assert_eq!(contiguous_bytes(b.as_ptr(), -1, MPI_INT), None);
+        assert_eq!(contiguous_bytes(std::ptr::null(), 1, MPI_INT), None);
+        assert_eq!(contiguous_bytes(std::ptr::null(), 0, MPI_INT), Some(0));
+        assert_eq!(
+            contiguous_bytes(b.as_ptr(), 1, MPI_DOUBLE_INT),
+            None,
+            "has holes"
+        );
+        assert_eq!(
+            contiguous_bytes(b.as_ptr(), 1, 0x1234_5000),
+            None,
+            "user type"
+        );
+    }
+
+    #[test]
+    fn plain_receives_only() {
+        let mut r = Request::new(ReqKind::Recv, 0);
+        assert!(plain_recv(&r));
+        r.parent = 3;
+        assert!(!plain_recv(&r));
+        let mut s = Request::new(ReqKind::Recv, 0);
+        s.extra();
+        assert!(!plain_recv(&s));
+    }
+
+    #[test]
+    fn deliver_truncates_and_reports() {
+        let mut out = [0u8; 4];
+        let mut r = Request::new(ReqKind::Recv, 0);
+        r.buf = out.as_mut_ptr();
+        r.cap = 4;
+        let env = Envelope {
+            ctx: 0,
+            src: 2,
+            tag: 9,
+        };
+        let data = [1u8, 2, 3, 4, 5, 6];
+        deliver(&mut r, &env, data.as_ptr(), data.len());
+        assert!(r.done);
+        assert_eq!(out, [1, 2, 3, 4]);
+        assert_eq!(r.status.error, MPI_ERR_TRUNCATE);
+        assert_eq!((r.status.source, r.status.tag, r.status.bytes), (2, 9, 4));
+    }
+}

@@ -1,0 +1,417 @@
+//! Virtual communication interfaces (VCIs): the per-VCI half of the runtime.
+//!
+//! Each VCI owns a request table, the matching queues of the communicators mapped to it and a
+//! cache of those communicators' point-to-point facts, behind its own lock (cache-line
+//! aligned, so VCIs used by different threads share no line). A communicator maps to VCI
+//! `(context id) % n`; context ids are agreed by all ranks, so communicator-per-thread codes
+//! spread over the VCIs with no settings, as the blueprint's §3 asks.
+//!
+//! Two kinds of access, which never overlap:
+//! - the **slow path** ([`crate::core::runtime::with`]) owns the whole runtime: under
+//!   `MPI_THREAD_MULTIPLE` it holds the global lock *and every VCI lock* (taken in index
+//!   order), below MULTIPLE the application guarantees a single caller. It reaches the VCIs
+//!   through the [`Requests`] and [`Matchers`] views the runtime holds;
+//! - a **fast path** ([`with_vci`]) holds only its VCI's lock (no lock below MULTIPLE) and
+//!   touches nothing but that VCI: operations on one communicator from different threads on
+//!   different VCIs run in parallel. Fast paths handle the common simple cases (see
+//!   `crate::core::fastpath`) and leave everything else to the slow path.
+//!
+//! Request indices (`rid`) carry their VCI: `rid = vci << RID_VCI_SHIFT | index`; request
+//! handles carry it in their slab tag.
+
+use crate::core::comm::CONTEXTS_PER_ID;
+use crate::core::matching::Matcher;
+use crate::core::request::Request;
+use crate::core::slab::{kind, Slab};
+use parking_lot::lock_api::RawMutex as _;
+use parking_lot::RawMutex;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+
+/// Most VCIs a process uses.
+pub const MAX_VCIS: usize = 64;
+/// Bit position of the VCI in a request index.
+pub const RID_VCI_SHIFT: u32 = 26;
+const RID_INDEX_MASK: u32 = (1 << RID_VCI_SHIFT) - 1;
+
+/// The VCI of a request index.
+#[inline(always)]
+pub fn vci_of_rid(rid: u32) -> usize {
+    (rid >> RID_VCI_SHIFT) as usize
+}
+
+/// Point-to-point facts of an intracommunicator, cached in its VCI for the fast paths.
+#[derive(Clone, Copy, Debug)]
+pub struct FastComm {
+    /// Communicator handle (with its generation).
+    pub handle: usize,
+    /// Table index.
+    pub idx: u32,
+    /// Wire context of user point-to-point traffic.
+    pub ctx: u32,
+    /// This process's rank.
+    pub rank: i32,
+    /// Number of ranks.
+    pub size: i32,
+}
+
+/// The state of one VCI.
+pub struct VciState {
+    /// Requests of the communicators mapped here.
+    pub reqs: Slab<Request>,
+    /// Matching queues of those communicators.
+    pub matcher: Matcher,
+    /// Intracommunicators known to the fast paths.
+    pub comms: Vec<FastComm>,
+}
+
+impl VciState {
+    /// The cached facts of communicator `handle`.
+    #[inline(always)]
+    pub fn comm(&self, handle: usize) -> Option<FastComm> {
+        self.comms.iter().find(|c| c.handle == handle).copied()
+    }
+}
+
+#[repr(align(128))]
+struct Slot {
+    lock: RawMutex,
+    state: UnsafeCell<VciState>,
+}
+
+/// All VCIs of the process.
+pub struct Pool {
+    slots: Box<[Slot]>,
+    /// Largest message a fast-path self send may buffer.
+    pub eager_max: usize,
+}
+
+// SAFETY: a slot's state is only reached by a thread holding the slot's lock (fast path) or
+// holding every slot lock (slow path under MULTIPLE), or, below MULTIPLE, by the one thread
+// the application lets call MPI at a time.
+unsafe impl Sync for Pool {}
+
+static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Hint from a communicator table index to its VCI + 1 (0: unknown); validated by the VCI's
+/// communicator cache, so a stale hint only costs a trip to the slow path.
+static COMM_VCI: [AtomicU8; COMM_HINTS] = [const { AtomicU8::new(0) }; COMM_HINTS];
+const COMM_HINTS: usize = 4096;
+
+impl Pool {
+    /// Creates the pool of `n` VCIs (1..=[`MAX_VCIS`]) once per process and returns it.
+    pub fn install(n: usize, eager_max: usize) -> &'static Pool {
+        let n = n.clamp(1, MAX_VCIS);
+        let slots = (0..n)
+            .map(|v| Slot {
+                lock: RawMutex::INIT,
+                state: UnsafeCell::new(VciState {
+                    reqs: Slab::tagged(kind::REQUEST, v),
+                    matcher: Matcher::default(),
+                    comms: Vec::new(),
+                }),
+            })
+            .collect();
+        let pool: &'static Pool = Box::leak(Box::new(Pool { slots, eager_max }));
+        POOL.store(pool as *const Pool as *mut Pool, Ordering::Release);
+        pool
+    }
+
+    /// Number of VCIs.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// Whether the pool is empty (never: it has at least one VCI).
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The VCI of wire context `ctx`.
+    #[inline(always)]
+    pub fn vci_of_ctx(&self, ctx: u32) -> usize {
+        (ctx / CONTEXTS_PER_ID) as usize % self.slots.len()
+    }
+
+    /// Takes every VCI lock, in index order (slow path under MULTIPLE).
+    pub fn lock_all(&self) {
+        for s in self.slots.iter() {
+            s.lock.lock();
+        }
+    }
+
+    /// Releases every VCI lock.
+    ///
+    /// # Safety
+    /// The caller holds them all ([`Pool::lock_all`]).
+    pub unsafe fn unlock_all(&self) {
+        for s in self.slots.iter().rev() {
+            // SAFETY: the caller holds every lock.
+            unsafe { s.lock.unlock() };
+        }
+    }
+
+    /// The state of VCI `v`.
+    ///
+    /// # Safety
+    /// The caller has exclusive access to VCI `v` (see the module doc) for the lifetime of
+    /// the reference and holds no other reference to it.
+    #[allow(clippy::mut_from_ref)]
+    #[inline(always)]
+    unsafe fn state(&self, v: usize) -> &mut VciState {
+        // SAFETY: forwarded to the caller.
+        unsafe { &mut *self.slots[v].state.get() }
+    }
+
+    /// Empties every VCI (at `MPI_Finalize`, when no other thread is inside MPI).
+    pub fn clear(&self) {
+        for v in 0..self.slots.len() {
+            // SAFETY: finalize runs alone (state BUSY), so nothing else reaches the VCIs.
+            let s = unsafe { self.state(v) };
+            s.reqs = Slab::tagged(kind::REQUEST, v);
+            s.matcher = Matcher::default();
+            s.comms.clear();
+        }
+        for h in COMM_VCI.iter() {
+            h.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The pool, once installed.
+#[inline(always)]
+pub fn pool() -> Option<&'static Pool> {
+    // SAFETY: the pointer is null or a leaked (never freed) pool.
+    unsafe { POOL.load(Ordering::Acquire).as_ref() }
+}
+
+/// Runs `f` on VCI `v` alone: under its lock when `locked` (MPI_THREAD_MULTIPLE), else
+/// directly. The caller must not be inside the slow path.
+#[inline(always)]
+pub fn with_vci<R>(pool: &Pool, v: usize, locked: bool, f: impl FnOnce(&mut VciState) -> R) -> R {
+    let slot = &pool.slots[v];
+    if locked {
+        slot.lock.lock();
+    }
+    struct Unlock<'a>(&'a RawMutex, bool);
+    impl Drop for Unlock<'_> {
+        #[inline(always)]
+        fn drop(&mut self) {
+            if self.1 {
+                // SAFETY: locked above by this thread.
+                unsafe { self.0.unlock() };
+            }
+        }
+    }
+    let _unlock = Unlock(&slot.lock, locked);
+    // SAFETY: the slot lock is held (MULTIPLE) or this is the only thread in MPI; the slow
+    // path, which reaches VCIs otherwise, holds every slot lock or is not running.
+    f(unsafe { &mut *slot.state.get() })
+}
+
+/// The VCI hint of communicator handle `h` (a user handle's table index), if any.
+#[inline(always)]
+pub fn comm_hint(h: usize) -> Option<usize> {
+    let idx = ((h >> 12) & 0xfffff).checked_sub(1)?;
+    match COMM_VCI.get(idx)?.load(Ordering::Relaxed) {
+        0 => None,
+        v => Some(v as usize - 1),
+    }
+}
+
+/// The slow path's view of the request tables of all VCIs.
+pub struct Requests {
+    pool: &'static Pool,
+}
+
+impl Requests {
+    /// The view over `pool`.
+    pub fn new(pool: &'static Pool) -> Self {
+        Requests { pool }
+    }
+
+    #[inline(always)]
+    fn slab(&self, v: usize) -> &Slab<Request> {
+        // SAFETY: the slow path has exclusive access to every VCI (module doc); `&self`
+        // borrows the runtime, so no mutable reference from this view is alive.
+        unsafe { &self.pool.state(v).reqs }
+    }
+
+    #[inline(always)]
+    fn slab_mut(&mut self, v: usize) -> &mut Slab<Request> {
+        // SAFETY: as in `slab`, with `&mut self` excluding every other reference.
+        unsafe { &mut self.pool.state(v).reqs }
+    }
+
+    /// Stores a request in VCI `v`; its index, or `None` when the table is full.
+    #[inline(always)]
+    pub fn insert(&mut self, v: usize, r: Request) -> Option<u32> {
+        let i = self.slab_mut(v).insert(r)?;
+        Some(((v as u32) << RID_VCI_SHIFT) | i)
+    }
+
+    /// The request `rid`.
+    #[inline(always)]
+    pub fn get(&self, rid: u32) -> Option<&Request> {
+        self.slab(vci_of_rid(rid)).get(rid & RID_INDEX_MASK)
+    }
+
+    /// The request `rid`, mutably.
+    #[inline(always)]
+    pub fn get_mut(&mut self, rid: u32) -> Option<&mut Request> {
+        self.slab_mut(vci_of_rid(rid)).get_mut(rid & RID_INDEX_MASK)
+    }
+
+    /// Drops request `rid`; whether it was live.
+    #[inline(always)]
+    pub fn free(&mut self, rid: u32) -> bool {
+        self.slab_mut(vci_of_rid(rid)).free(rid & RID_INDEX_MASK)
+    }
+
+    /// Removes and returns request `rid`.
+    #[inline]
+    pub fn remove(&mut self, rid: u32) -> Option<Request> {
+        self.slab_mut(vci_of_rid(rid)).remove(rid & RID_INDEX_MASK)
+    }
+
+    /// The user handle of request `rid`.
+    #[inline(always)]
+    pub fn handle(&self, rid: u32) -> usize {
+        self.slab(vci_of_rid(rid)).handle(rid & RID_INDEX_MASK)
+    }
+
+    /// The wire token of request `rid` (its handle).
+    #[inline]
+    pub fn token(&self, rid: u32) -> u64 {
+        self.handle(rid) as u64
+    }
+
+    /// Decodes a request handle or token to a live request index.
+    #[inline(always)]
+    pub fn decode(&self, h: usize) -> Option<u32> {
+        let v = Slab::<Request>::tag_of(h);
+        if v >= self.pool.len() {
+            return None;
+        }
+        let i = self.slab(v).decode(h)?;
+        Some(((v as u32) << RID_VCI_SHIFT) | i)
+    }
+
+    /// The live request of VCI `v` at table index `index` (integer handle conversion).
+    pub fn at(&self, v: usize, index: u32) -> Option<u32> {
+        if v >= self.pool.len() {
+            return None;
+        }
+        self.slab(v)
+            .get(index)
+            .map(|_| ((v as u32) << RID_VCI_SHIFT) | index)
+    }
+
+    /// The VCI of wire context `ctx`.
+    #[inline(always)]
+    pub fn vci_of_ctx(&self, ctx: u32) -> usize {
+        self.pool.vci_of_ctx(ctx)
+    }
+}
+
+/// The slow path's view of the matching queues and communicator caches of all VCIs.
+pub struct Matchers {
+    pool: &'static Pool,
+}
+
+impl Matchers {
+    /// The view over `pool`.
+    pub fn new(pool: &'static Pool) -> Self {
+        Matchers { pool }
+    }
+
+    /// The matching queues of wire context `ctx`.
+    #[inline(always)]
+    pub fn of_ctx(&mut self, ctx: u32) -> &mut Matcher {
+        let v = self.pool.vci_of_ctx(ctx);
+        // SAFETY: the slow path has exclusive access to every VCI; `&mut self` excludes other
+        // references from this view, and `Requests` reaches only the `reqs` field.
+        unsafe { &mut self.pool.state(v).matcher }
+    }
+
+    /// The matching queues of VCI `v`.
+    #[inline]
+    pub fn of_vci(&mut self, v: usize) -> &mut Matcher {
+        // SAFETY: as in `of_ctx`.
+        unsafe { &mut self.pool.state(v).matcher }
+    }
+
+    /// The matching queues of wire context `ctx`, shared.
+    #[inline(always)]
+    pub fn of_ctx_ref(&self, ctx: u32) -> &Matcher {
+        let v = self.pool.vci_of_ctx(ctx);
+        // SAFETY: as in `of_ctx`.
+        unsafe { &self.pool.state(v).matcher }
+    }
+
+    /// Makes intracommunicator `c` (table index `idx`, handle `handle`) known to the fast
+    /// paths of its VCI.
+    pub fn remember_comm(&mut self, c: FastComm) {
+        let v = self.pool.vci_of_ctx(c.ctx);
+        // SAFETY: as in `of_ctx`.
+        let s = unsafe { self.pool.state(v) };
+        if s.comm(c.handle).is_none() {
+            s.comms.push(c);
+        }
+        if let Some(h) = COMM_VCI.get(c.idx as usize) {
+            h.store(v as u8 + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// Forgets communicator `handle` (table index `idx`) everywhere (it is being freed).
+    pub fn forget_comm(&mut self, idx: u32, handle: usize) {
+        if let Some(h) = COMM_VCI.get(idx as usize) {
+            h.store(0, Ordering::Relaxed);
+        }
+        for v in 0..self.pool.len() {
+            // SAFETY: as in `of_ctx`.
+            unsafe { self.pool.state(v) }
+                .comms
+                .retain(|c| c.handle != handle);
+        }
+    }
+}
+
+/// Number of VCIs for a process at thread level MULTIPLE (`multiple`) or below:
+/// `HYMPI_NUM_VCIS` when set, else the CPUs this process may run on, capped at
+/// [`MAX_VCIS`]; always 1 below MULTIPLE (one thread at a time gains nothing from more).
+pub fn default_count(multiple: bool) -> usize {
+    if !multiple {
+        return 1;
+    }
+    match crate::platform::config::int("HYMPI_NUM_VCIS") {
+        n if n > 0 => (n as usize).min(MAX_VCIS),
+        _ => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .min(MAX_VCIS),
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_indices_carry_their_vci() {
+        let pool = Pool::install(3, 64);
+        let mut reqs = Requests::new(pool);
+        let a = reqs
+            .insert(2, Request::new(crate::core::request::ReqKind::Recv, 0))
+            .unwrap();
+        assert_eq!(vci_of_rid(a), 2);
+        let h = reqs.handle(a);
+        assert_eq!(reqs.decode(h), Some(a));
+        assert!(reqs.get(a).is_some());
+        assert!(reqs.free(a));
+        assert_eq!(reqs.decode(h), None, "stale after free");
+        assert_eq!(pool.vci_of_ctx(0), 0);
+        assert_eq!(pool.vci_of_ctx(CONTEXTS_PER_ID * 4 + 1), 1);
+    }
+}
