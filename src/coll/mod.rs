@@ -2,6 +2,7 @@
 //! background. Each algorithm lives in its own file; `select` picks one per call.
 
 pub mod algos;
+pub mod inter;
 pub mod sched;
 
 use crate::core::error::{fail, MpiResult};
@@ -15,8 +16,21 @@ pub struct Ctx {
     pub comm: u32,
     /// This process's rank.
     pub rank: i32,
-    /// Number of ranks.
+    /// Number of ranks (of the local group on an intercommunicator).
     pub size: i32,
+    /// The remote group, when the communicator is an intercommunicator.
+    pub inter: Option<Inter>,
+}
+
+/// What an intercommunicator's collective needs beyond [`Ctx`]: its remote group's size and
+/// the hidden intracommunicator of its local group.
+#[derive(Clone, Copy, Debug)]
+pub struct Inter {
+    /// Number of processes in the remote group.
+    pub remote_size: i32,
+    /// Table index of the hidden intracommunicator of the local group (same ranks as the
+    /// local group of the intercommunicator).
+    pub local: u32,
 }
 
 impl Ctx {
@@ -26,20 +40,36 @@ impl Ctx {
     }
 }
 
-/// Starts a collective on communicator handle `h`: resolves it (intracommunicators only for
-/// now) and takes the next collective sequence number, whose tag names the call's traffic.
+/// Starts a collective on communicator handle `h`: resolves it and takes the next collective
+/// sequence number, whose tag names the call's traffic. On an intercommunicator the prefix
+/// reductions (`MPI_Scan`, `MPI_Exscan`: `MPI_ERR_COMM`) and the neighbourhood collectives
+/// (no topology: `MPI_ERR_TOPOLOGY`) are refused; the other builders see [`Ctx::inter`].
 pub fn begin(rt: &mut Runtime, h: usize, function: &str) -> MpiResult<(Ctx, i32)> {
     let (idx, c) = rt.comm(h)?;
-    if c.is_inter() {
-        return fail(
-            crate::abi::consts::MPI_ERR_UNSUPPORTED_OPERATION,
-            format!("{function} on an intercommunicator is not implemented by hympi yet"),
-        );
+    let inter = c.remote.as_ref().map(|r| Inter {
+        remote_size: r.size,
+        local: r.local_comm,
+    });
+    if inter.is_some() {
+        let name = function.to_ascii_lowercase();
+        if name.contains("scan") {
+            return fail(
+                crate::abi::consts::MPI_ERR_COMM,
+                format!("{function} is not defined on an intercommunicator"),
+            );
+        }
+        if name.contains("neighbor") {
+            return fail(
+                crate::abi::consts::MPI_ERR_TOPOLOGY,
+                format!("{function} needs a communicator with a process topology"),
+            );
+        }
     }
     let ctx = Ctx {
         comm: idx,
         rank: c.rank,
         size: c.size,
+        inter,
     };
     let c = rt.comms.get_mut(idx).unwrap();
     let seq = c.coll_seq;

@@ -73,15 +73,20 @@ impl Span {
 /// One step of a schedule.
 #[derive(Clone, Debug)]
 pub enum Step {
-    /// Send `data` to communicator rank `peer`.
+    /// Send `data` to rank `peer` of communicator `comm`.
     Send {
+        /// Communicator (table index): the schedule's own, or for an intercommunicator's
+        /// collective possibly the hidden communicator of its local group.
+        comm: u32,
         /// Destination rank.
         peer: i32,
         /// What to send.
         data: Span,
     },
-    /// Receive from communicator rank `peer` into `data`.
+    /// Receive from rank `peer` of communicator `comm` into `data`.
     Recv {
+        /// Communicator (table index), as for `Send`.
+        comm: u32,
         /// Source rank.
         peer: i32,
         /// Where to receive.
@@ -114,6 +119,8 @@ pub struct Schedule {
     pub comm: u32,
     /// Tag of its traffic.
     pub tag: i32,
+    /// Communicator the next sends and receives address (see [`Schedule::target`]).
+    target: u32,
     rounds: Vec<Vec<Step>>,
     tmps: Vec<Vec<u8>>,
     current: usize,
@@ -130,6 +137,7 @@ impl Schedule {
         Schedule {
             comm,
             tag,
+            target: comm,
             rounds: vec![Vec::new()],
             tmps: Vec::new(),
             current: 0,
@@ -152,14 +160,24 @@ impl Schedule {
         self.rounds.last_mut().unwrap().push(s);
     }
 
+    /// Makes the following sends and receives address communicator `comm` (table index)
+    /// until the next call; returns the previous target. An intercommunicator's collective
+    /// uses it to run intracommunicator algorithms over the hidden communicator of its local
+    /// group, under the same tag (that communicator carries no other collective traffic).
+    pub fn target(&mut self, comm: u32) -> u32 {
+        std::mem::replace(&mut self.target, comm)
+    }
+
     /// Sends `data` to `peer` in the current round.
     pub fn send(&mut self, peer: i32, data: Span) {
-        self.push(Step::Send { peer, data });
+        let comm = self.target;
+        self.push(Step::Send { comm, peer, data });
     }
 
     /// Receives from `peer` into `data` in the current round.
     pub fn recv(&mut self, peer: i32, data: Span) {
-        self.push(Step::Recv { peer, data });
+        let comm = self.target;
+        self.push(Step::Recv { comm, peer, data });
     }
 
     /// `dst = src op dst` after the current round's communication.
@@ -200,11 +218,11 @@ impl Schedule {
         {
             for step in r {
                 let _ = match step {
-                    Step::Send { peer, data } => {
-                        writeln!(s, "  round {i}: send {} B to {peer}", data.bytes)
+                    Step::Send { comm, peer, data } => {
+                        writeln!(s, "  round {i}: send {} B to {peer}@{comm}", data.bytes)
                     }
-                    Step::Recv { peer, data } => {
-                        writeln!(s, "  round {i}: recv {} B from {peer}", data.bytes)
+                    Step::Recv { comm, peer, data } => {
+                        writeln!(s, "  round {i}: recv {} B from {peer}@{comm}", data.bytes)
                     }
                     Step::Reduce { count, .. } => {
                         writeln!(s, "  round {i}: reduce {count} elements")
@@ -223,12 +241,12 @@ impl Schedule {
         let mut ids = Vec::new();
         // Receives first, so a message to self finds its receive posted.
         for step in round {
-            if let Step::Recv { peer, data } = step {
-                let rid = rt.new_request(ReqKind::Recv, self.comm)?;
+            if let Step::Recv { comm, peer, data } = step {
+                let rid = rt.new_request(ReqKind::Recv, *comm)?;
                 rt.start_recv(
                     rid,
                     RecvArgs {
-                        comm: self.comm,
+                        comm: *comm,
                         src: *peer,
                         tag: self.tag,
                         buf: data.addr as *mut u8,
@@ -241,12 +259,12 @@ impl Schedule {
             }
         }
         for step in round {
-            if let Step::Send { peer, data } = step {
-                let rid = rt.new_request(ReqKind::Send, self.comm)?;
+            if let Step::Send { comm, peer, data } = step {
+                let rid = rt.new_request(ReqKind::Send, *comm)?;
                 rt.start_send(
                     rid,
                     SendArgs {
-                        comm: self.comm,
+                        comm: *comm,
                         dest: *peer,
                         tag: self.tag,
                         buf: data.addr as *const u8,

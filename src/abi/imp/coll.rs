@@ -11,6 +11,9 @@ use crate::core::error::MpiResult;
 use crate::core::runtime::{self, Runtime};
 use core::ffi::{c_int, c_void};
 
+#[path = "coll_inter.rs"]
+pub(crate) mod coll_inter;
+
 /// A user buffer of `count` elements of `dt` as a schedule span.
 pub(crate) fn user_span(
     rt: &Runtime,
@@ -78,6 +81,9 @@ pub(crate) unsafe fn collective_init(
 }
 
 fn barrier(_rt: &Runtime, c: &Ctx, s: &mut Schedule) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::barrier(c, i, s);
+    }
     algos::barrier::dissemination(c, s);
     Ok(())
 }
@@ -135,6 +141,9 @@ fn bcast(
     datatype: MPI_Datatype,
     root: c_int,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::bcast(rt, c, i, s, buffer, count, datatype, root);
+    }
     check_root(root, c.size)?;
     let data = user_span(rt, buffer, count, datatype)?;
     if c.size > 1 && data.bytes > 0 {

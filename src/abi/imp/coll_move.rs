@@ -3,6 +3,7 @@
 //! arguments into spans over the user buffers and builds the schedule of the algorithm
 //! `coll::algos` picks; blocking and nonblocking forms share the builder.
 
+use super::coll::coll_inter::{self, Side};
 use super::coll::{collective, user_span};
 use super::util::count;
 use crate::abi::consts::*;
@@ -17,12 +18,12 @@ use crate::core::runtime::Runtime;
 use core::ffi::{c_int, c_void};
 
 /// Whether `buf` is `MPI_IN_PLACE`.
-fn in_place(buf: *const c_void) -> bool {
+pub(crate) fn in_place(buf: *const c_void) -> bool {
     buf as usize == MPI_IN_PLACE
 }
 
 /// Rejects `MPI_IN_PLACE` where the standard does not allow it.
-fn no_in_place(buf: *const c_void, what: &str, function: &str) -> MpiResult<()> {
+pub(crate) fn no_in_place(buf: *const c_void, what: &str, function: &str) -> MpiResult<()> {
     if in_place(buf) {
         return fail(
             MPI_ERR_BUFFER,
@@ -41,7 +42,7 @@ fn extent(rt: &Runtime, dt: MPI_Datatype) -> MpiResult<isize> {
 }
 
 /// `count` elements of `dt` starting `displ` bytes after `buf`.
-fn span_at_bytes(
+pub(crate) fn span_at_bytes(
     rt: &Runtime,
     buf: *const c_void,
     displ: i64,
@@ -68,7 +69,7 @@ pub(crate) fn span_at(
 /// `p` blocks of `count` elements of `dt` one after another at `buf`. The type is resolved
 /// for all `p` blocks, so that a type whose single block is one contiguous run but whose
 /// consecutive blocks are not (a resized vector) gets its layout program for runs of blocks.
-fn user_blocks(
+pub(crate) fn user_blocks(
     rt: &Runtime,
     buf: *const c_void,
     count: i64,
@@ -106,7 +107,7 @@ pub(crate) enum Arr {
 
 impl Arr {
     /// Reads `n` values; `MPI_ERR_ARG` when the array is NULL.
-    unsafe fn read(self, n: usize, what: &str) -> MpiResult<Vec<i64>> {
+    pub(crate) unsafe fn read(self, n: usize, what: &str) -> MpiResult<Vec<i64>> {
         let null = match self {
             Arr::Int(p) => p.is_null(),
             Arr::Count(p) => p.is_null(),
@@ -133,7 +134,7 @@ impl Arr {
     }
 
     /// Reads `n` counts, checking each is non-negative.
-    unsafe fn counts(self, n: usize, what: &str) -> MpiResult<Vec<i64>> {
+    pub(crate) unsafe fn counts(self, n: usize, what: &str) -> MpiResult<Vec<i64>> {
         // SAFETY: forwarded caller contract (see `read`).
         let v = unsafe { self.read(n, what)? };
         for &c in &v {
@@ -144,7 +145,11 @@ impl Arr {
 }
 
 /// Reads `n` datatype handles.
-unsafe fn types(p: *const MPI_Datatype, n: usize, what: &str) -> MpiResult<Vec<MPI_Datatype>> {
+pub(crate) unsafe fn types(
+    p: *const MPI_Datatype,
+    n: usize,
+    what: &str,
+) -> MpiResult<Vec<MPI_Datatype>> {
     if p.is_null() {
         return fail(MPI_ERR_ARG, format!("{what} must not be NULL"));
     }
@@ -168,6 +173,19 @@ pub(crate) fn gather(
     recvtype: MPI_Datatype,
     root: c_int,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::gather(
+            rt,
+            i,
+            s,
+            function,
+            (sendbuf, sendcount, sendtype),
+            recvbuf,
+            Ok(recvcount),
+            recvtype,
+            root,
+        );
+    }
     check_root(root, c.size)?;
     let is_root = c.rank == root;
     if in_place(sendbuf) && !is_root {
@@ -225,6 +243,19 @@ pub(crate) fn gatherv(
     recvtype: MPI_Datatype,
     root: c_int,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::gather(
+            rt,
+            i,
+            s,
+            function,
+            (sendbuf, sendcount, sendtype),
+            recvbuf,
+            Err((recvcounts, displs)),
+            recvtype,
+            root,
+        );
+    }
     check_root(root, c.size)?;
     let is_root = c.rank == root;
     if in_place(sendbuf) && !is_root {
@@ -266,6 +297,19 @@ pub(crate) fn scatter(
     recvtype: MPI_Datatype,
     root: c_int,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::scatter(
+            rt,
+            i,
+            s,
+            function,
+            sendbuf,
+            Ok(sendcount),
+            sendtype,
+            (recvbuf, recvcount, recvtype),
+            root,
+        );
+    }
     check_root(root, c.size)?;
     let is_root = c.rank == root;
     if in_place(recvbuf) && !is_root {
@@ -323,6 +367,19 @@ pub(crate) fn scatterv(
     recvtype: MPI_Datatype,
     root: c_int,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::scatter(
+            rt,
+            i,
+            s,
+            function,
+            sendbuf,
+            Err((sendcounts, displs)),
+            sendtype,
+            (recvbuf, recvcount, recvtype),
+            root,
+        );
+    }
     check_root(root, c.size)?;
     let is_root = c.rank == root;
     if in_place(recvbuf) && !is_root {
@@ -366,6 +423,18 @@ pub(crate) fn allgather(
     recvcount: i64,
     recvtype: MPI_Datatype,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::allgather(
+            rt,
+            i,
+            s,
+            function,
+            (sendbuf, sendcount, sendtype),
+            recvbuf,
+            Ok(recvcount),
+            recvtype,
+        );
+    }
     no_in_place(recvbuf, "recvbuf", function)?;
     let recv = user_blocks(rt, recvbuf, recvcount, recvtype, c.size as usize)?;
     let own = match in_place(sendbuf) {
@@ -390,6 +459,18 @@ pub(crate) fn allgatherv(
     displs: Arr,
     recvtype: MPI_Datatype,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::allgather(
+            rt,
+            i,
+            s,
+            function,
+            (sendbuf, sendcount, sendtype),
+            recvbuf,
+            Err((recvcounts, displs)),
+            recvtype,
+        );
+    }
     no_in_place(recvbuf, "recvbuf", function)?;
     let p = c.size as usize;
     // SAFETY: per-rank arrays (MPI's contract).
@@ -464,6 +545,18 @@ pub(crate) fn alltoall(
     recvcount: i64,
     recvtype: MPI_Datatype,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::alltoall(
+            rt,
+            i,
+            s,
+            function,
+            sendbuf,
+            Side::Equal(sendcount, sendtype),
+            recvbuf,
+            Side::Equal(recvcount, recvtype),
+        );
+    }
     no_in_place(recvbuf, "recvbuf", function)?;
     let p = c.size as usize;
     let rb = user_blocks(rt, recvbuf, recvcount, recvtype, c.size as usize)?;
@@ -498,6 +591,18 @@ pub(crate) fn alltoallv(
     rdispls: Arr,
     recvtype: MPI_Datatype,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::alltoall(
+            rt,
+            i,
+            s,
+            function,
+            sendbuf,
+            Side::V(sendcounts, sdispls, sendtype),
+            recvbuf,
+            Side::V(recvcounts, rdispls, recvtype),
+        );
+    }
     no_in_place(recvbuf, "recvbuf", function)?;
     let p = c.size as usize;
     // SAFETY: per-rank arrays (MPI's contract).
@@ -545,6 +650,18 @@ pub(crate) fn alltoallw(
     rdispls: Arr,
     recvtypes: *const MPI_Datatype,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::alltoall(
+            rt,
+            i,
+            s,
+            function,
+            sendbuf,
+            Side::W(sendcounts, sdispls, sendtypes),
+            recvbuf,
+            Side::W(recvcounts, rdispls, recvtypes),
+        );
+    }
     no_in_place(recvbuf, "recvbuf", function)?;
     let p = c.size as usize;
     // SAFETY: per-rank arrays (MPI's contract).

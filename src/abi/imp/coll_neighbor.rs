@@ -1,15 +1,15 @@
 //! Neighbourhood collectives on Cartesian, graph and distributed-graph communicators
-//! (`MPI_Neighbor_allgather`, `MPI_Neighbor_alltoall` and their nonblocking, persistent and
-//! big-count forms): one round with a receive from every source and a send to every
+//! (`MPI_Neighbor_allgather(v)`, `MPI_Neighbor_alltoall(v,w)` and their nonblocking,
+//! persistent and big-count forms): one round with a receive from every source and a send to every
 //! destination, in the order of the topology's neighbour lists (`MPI_PROC_NULL` neighbours of
 //! a non-periodic grid are skipped, their blocks left untouched). Messages to the same
 //! neighbour are matched in list order.
 
 use super::coll::{collective, user_span};
-use super::coll_move::span_at;
+use super::coll_move::{in_place, span_at, span_at_bytes, types, Arr};
 use crate::abi::consts::*;
 use crate::abi::types::*;
-use crate::coll::sched::Schedule;
+use crate::coll::sched::{Schedule, Span};
 use crate::coll::Ctx;
 use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::Runtime;
@@ -79,6 +79,124 @@ pub(crate) fn neighbor_alltoall_build(
             s.send(d, block);
         }
     }
+    Ok(())
+}
+
+/// `MPI_ERR_BUFFER` for `MPI_IN_PLACE`, which no neighbourhood collective accepts.
+fn not_in_place(buf: *const c_void, what: &str, function: &str) -> MpiResult<()> {
+    if in_place(buf) {
+        return fail(
+            MPI_ERR_BUFFER,
+            format!("{function} does not accept MPI_IN_PLACE as {what}"),
+        );
+    }
+    Ok(())
+}
+
+/// One side of a vector neighbourhood collective: per-neighbour counts and displacements
+/// (in elements of one datatype, or in bytes with a datatype per neighbour).
+#[derive(Clone, Copy)]
+pub(crate) enum NSide {
+    /// Counts, element displacements, one datatype (`v` forms).
+    V(Arr, Arr, MPI_Datatype),
+    /// Counts, byte displacements, datatypes (`w` form).
+    W(Arr, Arr, *const MPI_Datatype),
+}
+
+impl NSide {
+    /// The spans of `buf` for `n` neighbours.
+    fn spans(self, rt: &Runtime, buf: *const c_void, n: usize, what: &str) -> MpiResult<Vec<Span>> {
+        let mut v = Vec::with_capacity(n);
+        if n == 0 {
+            return Ok(v);
+        }
+        match self {
+            NSide::V(c, d, dt) => {
+                // SAFETY: one entry per neighbour (MPI's contract for these arrays).
+                let (c, d) = unsafe {
+                    (
+                        c.counts(n, &format!("{what}counts"))?,
+                        d.read(n, &format!("{what}displs"))?,
+                    )
+                };
+                for j in 0..n {
+                    v.push(span_at(rt, buf, d[j], c[j], dt)?);
+                }
+            }
+            NSide::W(c, d, t) => {
+                // SAFETY: one entry per neighbour (MPI's contract for these arrays).
+                let (c, d, t) = unsafe {
+                    (
+                        c.counts(n, &format!("{what}counts"))?,
+                        d.read(n, &format!("{what}displs"))?,
+                        types(t, n, &format!("{what}types"))?,
+                    )
+                };
+                for j in 0..n {
+                    v.push(span_at_bytes(rt, buf, d[j], c[j], t[j])?);
+                }
+            }
+        }
+        Ok(v)
+    }
+}
+
+/// Posts a receive of `recv[i]` from every source and a send of `send[j]` to every
+/// destination (`MPI_PROC_NULL` neighbours skipped).
+fn post(s: &mut Schedule, srcs: &[i32], dsts: &[i32], send: &[Span], recv: &[Span]) {
+    for (&src, block) in srcs.iter().zip(recv) {
+        if src != MPI_PROC_NULL {
+            s.recv(src, block.clone());
+        }
+    }
+    for (&d, block) in dsts.iter().zip(send) {
+        if d != MPI_PROC_NULL {
+            s.send(d, block.clone());
+        }
+    }
+}
+
+/// `MPI_Neighbor_allgatherv`: this rank's `sendbuf` to every destination; the block of source
+/// `i` at `displs[i]` elements into `recvbuf`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn neighbor_allgatherv_build(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recv: NSide,
+) -> MpiResult<()> {
+    let (srcs, dsts) = neighbors(rt, c, function)?;
+    not_in_place(sendbuf, "sendbuf", function)?;
+    not_in_place(recvbuf, "recvbuf", function)?;
+    let send = user_span(rt, sendbuf, sendcount, sendtype)?;
+    let recv = recv.spans(rt, recvbuf, srcs.len(), "recv")?;
+    post(s, &srcs, &dsts, &vec![send; dsts.len()], &recv);
+    Ok(())
+}
+
+/// `MPI_Neighbor_alltoallv` / `MPI_Neighbor_alltoallw`: block `j` of `sendbuf` to destination
+/// `j`, the block of source `i` into block `i` of `recvbuf`.
+pub(crate) fn neighbor_alltoallv_build(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    function: &str,
+    sendbuf: *const c_void,
+    send: NSide,
+    recvbuf: *mut c_void,
+    recv: NSide,
+) -> MpiResult<()> {
+    let (srcs, dsts) = neighbors(rt, c, function)?;
+    not_in_place(sendbuf, "sendbuf", function)?;
+    not_in_place(recvbuf, "recvbuf", function)?;
+    let send = send.spans(rt, sendbuf, dsts.len(), "send")?;
+    let recv = recv.spans(rt, recvbuf, srcs.len(), "recv")?;
+    post(s, &srcs, &dsts, &send, &recv);
     Ok(())
 }
 
@@ -237,3 +355,540 @@ neighbor_init_fns!(
     MPI_Neighbor_alltoall_init_c,
     neighbor_alltoall_build
 );
+
+// ---------------------------------------------------------------------------------------
+// MPI_Neighbor_allgatherv, MPI_Neighbor_alltoallv, MPI_Neighbor_alltoallw: every form.
+
+pub(crate) unsafe fn MPI_Neighbor_allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Neighbor_allgatherv", None, |rt, c, s| {
+        neighbor_allgatherv_build(
+            rt,
+            c,
+            s,
+            "MPI_Neighbor_allgatherv",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            NSide::V(Arr::Int(recvcounts), Arr::Int(displs), recvtype),
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Neighbor_alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Neighbor_alltoallv", None, |rt, c, s| {
+        neighbor_alltoallv_build(
+            rt,
+            c,
+            s,
+            "MPI_Neighbor_alltoallv",
+            sendbuf,
+            NSide::V(Arr::Int(sendcounts), Arr::Int(sdispls), sendtype),
+            recvbuf,
+            NSide::V(Arr::Int(recvcounts), Arr::Int(rdispls), recvtype),
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Neighbor_alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Neighbor_alltoallw", None, |rt, c, s| {
+        neighbor_alltoallv_build(
+            rt,
+            c,
+            s,
+            "MPI_Neighbor_alltoallw",
+            sendbuf,
+            NSide::W(Arr::Int(sendcounts), Arr::Aint(sdispls), sendtypes),
+            recvbuf,
+            NSide::W(Arr::Int(recvcounts), Arr::Aint(rdispls), recvtypes),
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Neighbor_allgatherv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Neighbor_allgatherv_c", None, |rt, c, s| {
+        neighbor_allgatherv_build(
+            rt,
+            c,
+            s,
+            "MPI_Neighbor_allgatherv_c",
+            sendbuf,
+            sendcount as i64,
+            sendtype,
+            recvbuf,
+            NSide::V(Arr::Count(recvcounts), Arr::Aint(displs), recvtype),
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Neighbor_alltoallv_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Neighbor_alltoallv_c", None, |rt, c, s| {
+        neighbor_alltoallv_build(
+            rt,
+            c,
+            s,
+            "MPI_Neighbor_alltoallv_c",
+            sendbuf,
+            NSide::V(Arr::Count(sendcounts), Arr::Aint(sdispls), sendtype),
+            recvbuf,
+            NSide::V(Arr::Count(recvcounts), Arr::Aint(rdispls), recvtype),
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Neighbor_alltoallw_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+) -> MpiResult<()> {
+    collective(comm, "MPI_Neighbor_alltoallw_c", None, |rt, c, s| {
+        neighbor_alltoallv_build(
+            rt,
+            c,
+            s,
+            "MPI_Neighbor_alltoallw_c",
+            sendbuf,
+            NSide::W(Arr::Count(sendcounts), Arr::Aint(sdispls), sendtypes),
+            recvbuf,
+            NSide::W(Arr::Count(recvcounts), Arr::Aint(rdispls), recvtypes),
+        )
+    })
+}
+
+pub(crate) unsafe fn MPI_Ineighbor_allgatherv(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(
+        comm,
+        "MPI_Ineighbor_allgatherv",
+        Some(request),
+        |rt, c, s| {
+            neighbor_allgatherv_build(
+                rt,
+                c,
+                s,
+                "MPI_Ineighbor_allgatherv",
+                sendbuf,
+                sendcount as i64,
+                sendtype,
+                recvbuf,
+                NSide::V(Arr::Int(recvcounts), Arr::Int(displs), recvtype),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Ineighbor_alltoallv(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(
+        comm,
+        "MPI_Ineighbor_alltoallv",
+        Some(request),
+        |rt, c, s| {
+            neighbor_alltoallv_build(
+                rt,
+                c,
+                s,
+                "MPI_Ineighbor_alltoallv",
+                sendbuf,
+                NSide::V(Arr::Int(sendcounts), Arr::Int(sdispls), sendtype),
+                recvbuf,
+                NSide::V(Arr::Int(recvcounts), Arr::Int(rdispls), recvtype),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Ineighbor_alltoallw(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(
+        comm,
+        "MPI_Ineighbor_alltoallw",
+        Some(request),
+        |rt, c, s| {
+            neighbor_alltoallv_build(
+                rt,
+                c,
+                s,
+                "MPI_Ineighbor_alltoallw",
+                sendbuf,
+                NSide::W(Arr::Int(sendcounts), Arr::Aint(sdispls), sendtypes),
+                recvbuf,
+                NSide::W(Arr::Int(recvcounts), Arr::Aint(rdispls), recvtypes),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Ineighbor_allgatherv_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(
+        comm,
+        "MPI_Ineighbor_allgatherv_c",
+        Some(request),
+        |rt, c, s| {
+            neighbor_allgatherv_build(
+                rt,
+                c,
+                s,
+                "MPI_Ineighbor_allgatherv_c",
+                sendbuf,
+                sendcount as i64,
+                sendtype,
+                recvbuf,
+                NSide::V(Arr::Count(recvcounts), Arr::Aint(displs), recvtype),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Ineighbor_alltoallv_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(
+        comm,
+        "MPI_Ineighbor_alltoallv_c",
+        Some(request),
+        |rt, c, s| {
+            neighbor_alltoallv_build(
+                rt,
+                c,
+                s,
+                "MPI_Ineighbor_alltoallv_c",
+                sendbuf,
+                NSide::V(Arr::Count(sendcounts), Arr::Aint(sdispls), sendtype),
+                recvbuf,
+                NSide::V(Arr::Count(recvcounts), Arr::Aint(rdispls), recvtype),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Ineighbor_alltoallw_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    collective(
+        comm,
+        "MPI_Ineighbor_alltoallw_c",
+        Some(request),
+        |rt, c, s| {
+            neighbor_alltoallv_build(
+                rt,
+                c,
+                s,
+                "MPI_Ineighbor_alltoallw_c",
+                sendbuf,
+                NSide::W(Arr::Count(sendcounts), Arr::Aint(sdispls), sendtypes),
+                recvbuf,
+                NSide::W(Arr::Count(recvcounts), Arr::Aint(rdispls), recvtypes),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Neighbor_allgatherv_init(
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    displs: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    super::coll::collective_init(
+        comm,
+        "MPI_Neighbor_allgatherv_init",
+        info,
+        request,
+        |rt, c, s| {
+            neighbor_allgatherv_build(
+                rt,
+                c,
+                s,
+                "MPI_Neighbor_allgatherv_init",
+                sendbuf,
+                sendcount as i64,
+                sendtype,
+                recvbuf,
+                NSide::V(Arr::Int(recvcounts), Arr::Int(displs), recvtype),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Neighbor_alltoallv_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const c_int,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const c_int,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    super::coll::collective_init(
+        comm,
+        "MPI_Neighbor_alltoallv_init",
+        info,
+        request,
+        |rt, c, s| {
+            neighbor_alltoallv_build(
+                rt,
+                c,
+                s,
+                "MPI_Neighbor_alltoallv_init",
+                sendbuf,
+                NSide::V(Arr::Int(sendcounts), Arr::Int(sdispls), sendtype),
+                recvbuf,
+                NSide::V(Arr::Int(recvcounts), Arr::Int(rdispls), recvtype),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Neighbor_alltoallw_init(
+    sendbuf: *const c_void,
+    sendcounts: *const c_int,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const c_int,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    super::coll::collective_init(
+        comm,
+        "MPI_Neighbor_alltoallw_init",
+        info,
+        request,
+        |rt, c, s| {
+            neighbor_alltoallv_build(
+                rt,
+                c,
+                s,
+                "MPI_Neighbor_alltoallw_init",
+                sendbuf,
+                NSide::W(Arr::Int(sendcounts), Arr::Aint(sdispls), sendtypes),
+                recvbuf,
+                NSide::W(Arr::Int(recvcounts), Arr::Aint(rdispls), recvtypes),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Neighbor_allgatherv_init_c(
+    sendbuf: *const c_void,
+    sendcount: MPI_Count,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    displs: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    super::coll::collective_init(
+        comm,
+        "MPI_Neighbor_allgatherv_init_c",
+        info,
+        request,
+        |rt, c, s| {
+            neighbor_allgatherv_build(
+                rt,
+                c,
+                s,
+                "MPI_Neighbor_allgatherv_init_c",
+                sendbuf,
+                sendcount as i64,
+                sendtype,
+                recvbuf,
+                NSide::V(Arr::Count(recvcounts), Arr::Aint(displs), recvtype),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Neighbor_alltoallv_init_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtype: MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    super::coll::collective_init(
+        comm,
+        "MPI_Neighbor_alltoallv_init_c",
+        info,
+        request,
+        |rt, c, s| {
+            neighbor_alltoallv_build(
+                rt,
+                c,
+                s,
+                "MPI_Neighbor_alltoallv_init_c",
+                sendbuf,
+                NSide::V(Arr::Count(sendcounts), Arr::Aint(sdispls), sendtype),
+                recvbuf,
+                NSide::V(Arr::Count(recvcounts), Arr::Aint(rdispls), recvtype),
+            )
+        },
+    )
+}
+
+pub(crate) unsafe fn MPI_Neighbor_alltoallw_init_c(
+    sendbuf: *const c_void,
+    sendcounts: *const MPI_Count,
+    sdispls: *const MPI_Aint,
+    sendtypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    recvcounts: *const MPI_Count,
+    rdispls: *const MPI_Aint,
+    recvtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    info: MPI_Info,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    super::coll::collective_init(
+        comm,
+        "MPI_Neighbor_alltoallw_init_c",
+        info,
+        request,
+        |rt, c, s| {
+            neighbor_alltoallv_build(
+                rt,
+                c,
+                s,
+                "MPI_Neighbor_alltoallw_init_c",
+                sendbuf,
+                NSide::W(Arr::Count(sendcounts), Arr::Aint(sdispls), sendtypes),
+                recvbuf,
+                NSide::W(Arr::Count(recvcounts), Arr::Aint(rdispls), recvtypes),
+            )
+        },
+    )
+}

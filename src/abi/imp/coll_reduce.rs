@@ -7,6 +7,7 @@
 //! Known limit: the reduction steps run inside the runtime, so a user op that calls MPI from
 //! its function deadlocks (see `coll::algos::reduce`).
 
+use super::coll::coll_inter;
 use super::coll::{collective, user_span};
 use super::util::count;
 use crate::abi::consts::*;
@@ -25,7 +26,13 @@ const IN_PLACE: usize = 1;
 
 /// Describes `n` elements of `dt` reduced with `op`, addressed from buffer `buf` (any of the
 /// call's buffers holding `n` elements: the others are addressed by base).
-fn elems(rt: &Runtime, buf: usize, n: usize, dt: MPI_Datatype, op: MPI_Op) -> MpiResult<Elems> {
+pub(crate) fn elems(
+    rt: &Runtime,
+    buf: usize,
+    n: usize,
+    dt: MPI_Datatype,
+    op: MPI_Op,
+) -> MpiResult<Elems> {
     let reducer = rt.reducer(op as usize, dt as usize)?;
     let span = user_span(rt, buf as *const c_void, n as i64, dt)?;
     let (lo, hi) = match datatype::predefined(dt as usize) {
@@ -45,7 +52,7 @@ fn elems(rt: &Runtime, buf: usize, n: usize, dt: MPI_Datatype, op: MPI_Op) -> Mp
 
 /// MPI_ERR_BUFFER when the send and receive buffers are the same address (MPI_IN_PLACE is
 /// the way to reduce in place), as MPICH reports it.
-fn check_alias(send: *const c_void, recv: *const c_void, n: usize) -> MpiResult<()> {
+pub(crate) fn check_alias(send: *const c_void, recv: *const c_void, n: usize) -> MpiResult<()> {
     if n > 0 && std::ptr::eq(send, recv) && send as usize != IN_PLACE {
         return fail(
             MPI_ERR_BUFFER,
@@ -76,6 +83,9 @@ pub(crate) fn reduce_build(
     op: MPI_Op,
     root: c_int,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::reduce(rt, c, i, s, sendbuf, recvbuf, n, dt, op, root);
+    }
     check_root(root, c.size)?;
     let n = count(n)?;
     let is_root = c.rank == root;
@@ -131,6 +141,9 @@ pub(crate) fn allreduce_build(
     dt: MPI_Datatype,
     op: MPI_Op,
 ) -> MpiResult<()> {
+    if let Some(i) = &c.inter {
+        return coll_inter::allreduce(rt, c, i, s, sendbuf, recvbuf, n, dt, op);
+    }
     let (e, send, recv) = vector(rt, sendbuf, recvbuf, n, dt, op)?;
     if e.count > 0 {
         allreduce::allreduce(c, s, &e, send, recv);
@@ -180,6 +193,9 @@ pub(crate) fn reduce_scatter_build(
     let Some(total) = total else {
         return fail(MPI_ERR_COUNT, "the sum of the receive counts is too large");
     };
+    if let Some(i) = &c.inter {
+        return coll_inter::reduce_scatter(rt, c, i, s, sendbuf, recvbuf, &cs, total, dt, op);
+    }
     check_alias(sendbuf, recvbuf, total)?;
     let send = source(sendbuf, recvbuf);
     let e = elems(rt, send, total, dt, op)?;
