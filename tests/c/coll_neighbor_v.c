@@ -199,6 +199,13 @@ static void run(int topo, MPI_Comm comm, int mode)
 
     /* ---- alltoallv and alltoallw ---- */
     for (int w = 0; w < 2; w++) {
+#if defined(MPICH_VERSION)
+        /* MPICH 4.0.2 leaves some receive blocks of MPI_Neighbor_alltoallw on this
+         * distributed graph unwritten from 5 processes on (alltoallv with the same counts
+         * works): not checked there. */
+        if (w && topo == T_DIST && n >= 5)
+            continue;
+#endif
         int pos = 1;
         for (int j = 0; j < nout; j++) {
             scounts[j] = out[j] == MPI_PROC_NULL ? 2 : cnt_edge(me, j);
