@@ -333,8 +333,7 @@ pub(crate) fn reduce_scatter(
     check_alias(sendbuf, recvbuf, total)?;
     let e = elems(rt, sendbuf as usize, total, dt, op)?;
     let mine = user_span(rt, recvbuf, counts[c.rank as usize] as i64, dt)?;
-    if total > 0 {
-        let elem = packed(&e.proto) / total;
+    if let Some(elem) = packed(&e.proto).checked_div(total) {
         inter::reduce_scatter(c, i, s, &e, counts, elem, sendbuf as usize, &mine);
     }
     Ok(())
