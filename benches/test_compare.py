@@ -319,7 +319,8 @@ class RegistryTest(unittest.TestCase):
         quick = [b.name for b in C.BENCHES if b.in_quick()]
         self.assertEqual(quick, ["latency", "bandwidth", "memcpy", "self_overhead",
                                  "msgrate_mt", "comm_create", "reduce_local", "reduce_ceiling",
-                                 "allreduce", "coll_move"])
+                                 "allreduce", "coll_move", "barrier", "reduce",
+                                 "reduce_scatter", "latency_mt"])
         mr = C.BENCH_BY_NAME["msgrate_mt"]
         self.assertEqual([v[0] for v in mr.quick_variants], ["T=1", "T=2"])
         self.assertEqual([v[0] for v in mr.variants], ["T=1", "T=2", "dup T=1", "dup T=2"])
