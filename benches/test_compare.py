@@ -357,6 +357,10 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(C.fmt_num(1226.07), "1226.1")
         self.assertEqual(C.fmt_num(0.44), "0.44")
         self.assertEqual(C.fmt_num(None), "-")
+        self.assertEqual(C.fmt_ratio(0.6667), "0.67")
+        self.assertEqual(C.fmt_ratio(0.000238), "0.00024")
+        self.assertEqual(C.fmt_ratio(0.0), "0.00")
+        self.assertEqual(C.fmt_ratio(None), "-")
 
     def test_svg_is_xml(self):
         svg = C.svg_plot("latency <test>", "Latency (us)", {
