@@ -126,8 +126,74 @@ class ParseOsuTest(unittest.TestCase):
 
     def test_threads_header_falls_back_to_metric(self):
         cols, rows = C.parse_osu("# Threads       Messages/s\n2      5442004\n")
+        self.assertEqual(cols, ["Messages/s"])
         self.assertEqual(rows, {2: [5442004.0]})
+        # a header that names neither sizes nor threads gives no column names
+        cols, rows = C.parse_osu("# Windows       Messages/s\n2      5442004\n")
+        self.assertEqual((cols, rows), ([], {2: [5442004.0]}))
         self.assertEqual(C.osu_column(cols, rows, "Messages/s"), {2: 5442004.0})
+
+
+LATENCY_MT_OUT = """\
+# hympi-bench Multithreaded Latency (8 B ping-pong per thread pair, MPI_COMM_WORLD, tag = thread)
+# Threads       Latency (us)    Max pair (us)
+2                      2.091            2.501
+"""
+
+BARRIER_OUT = """\
+# hympi-bench MPI_Barrier, 4 ranks, median of 15 blocks of back-to-back calls
+# Size      Time/op (us)
+0                      9.711
+"""
+
+
+class NewBenchOutputTest(unittest.TestCase):
+    def test_latency_mt_columns(self):
+        cols, rows = C.parse_osu(LATENCY_MT_OUT)
+        self.assertEqual(cols, ["Latency (us)", "Max pair (us)"])
+        self.assertEqual(rows, {2: [2.091, 2.501]})
+        self.assertEqual(C.osu_column(cols, rows, "Max pair (us)"), {2: 2.501})
+
+    def test_barrier_single_row(self):
+        cols, rows = C.parse_osu(BARRIER_OUT)
+        self.assertEqual(C.osu_column(cols, rows, "Time/op (us)"), {0: 9.711})
+
+    def _fake(self, tmp, body):
+        path = os.path.join(tmp, "fake")
+        with open(path, "w") as f:
+            f.write("#!/bin/sh\n" + body)
+        os.chmod(path, 0o755)
+        return path
+
+    def test_run_osu_variants_take_the_case_key(self):
+        # A singleton stand-in for latency_mt: prints the row of the -t it was given.
+        b = C.Bench("x", "x.c", "Latency (us)", "lower", "us", "x", np=0,
+                    variants=C.LATENCY_MT_VARIANTS)
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = self._fake(tmp, 'echo "# Threads  Latency (us)  Max pair (us)"\n'
+                                  'for a; do t=$a; done\n'
+                                  'echo "$t  1.5  2.5"\n')
+            res = C.run_osu(b, "mpich", exe, [], 10)
+        self.assertEqual(list(res), ["T=1", "T=2", "dup T=1", "dup T=2"])
+        self.assertEqual(res["dup T=2"], {"Latency (us)": 1.5, "Max pair (us)": 2.5})
+
+    def test_run_osu_unsupported_and_failure(self):
+        b = C.Bench("x", "x.c", "Latency (us)", "lower", "us", "x", np=0)
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = self._fake(tmp, 'echo "# unsupported: MPI_THREAD_MULTIPLE not provided"\n')
+            self.assertEqual(C.run_osu(b, "mpich", exe, [], 10),
+                             {None: {"unsupported": "MPI_THREAD_MULTIPLE not provided"}})
+            exe = self._fake(tmp, 'echo "# Size  Time/op (us)"\nexit 4\n')
+            with self.assertRaises(C.RunError):
+                C.run_osu(b, "mpich", exe, [], 10)
+
+    def test_run_osu_sizes(self):
+        b = C.Bench("x", "x.c", "Time/op (us)", "lower", "us", "x", np=0)
+        with tempfile.TemporaryDirectory() as tmp:
+            exe = self._fake(tmp, 'echo "# Size  Time/op (us)"\necho "8  0.3"\n'
+                                  'echo "1048576  64.5"\n')
+            res = C.run_osu(b, "mpich", exe, [], 10)
+        self.assertEqual(res, {8: {"Time/op (us)": 0.3}, MiB: {"Time/op (us)": 64.5}})
 
 
 class CallgrindTest(unittest.TestCase):
@@ -291,6 +357,10 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(C.fmt_num(1226.07), "1226.1")
         self.assertEqual(C.fmt_num(0.44), "0.44")
         self.assertEqual(C.fmt_num(None), "-")
+        self.assertEqual(C.fmt_ratio(0.6667), "0.67")
+        self.assertEqual(C.fmt_ratio(0.000238), "0.00024")
+        self.assertEqual(C.fmt_ratio(0.0), "0.00")
+        self.assertEqual(C.fmt_ratio(None), "-")
 
     def test_svg_is_xml(self):
         svg = C.svg_plot("latency <test>", "Latency (us)", {
@@ -299,6 +369,30 @@ class RenderTest(unittest.TestCase):
         root = ET.fromstring(svg)
         self.assertTrue(root.tag.endswith("svg"))
         self.assertEqual(len([e for e in root.iter() if e.tag.endswith("polyline")]), 2)
+
+    def _plots(self, tmp):
+        summary = _summary(reduce={8: {"hympi": 0.3, "mpich": 0.4},
+                                   MiB: {"hympi": 64.0, "mpich": 110.0}})
+        return C.write_plots(summary, ["hympi", "mpich"], ["reduce", "barrier"],
+                             os.path.join(tmp, "r"))
+
+    @unittest.skipUnless(C.pyplot() is not None, "matplotlib not importable")
+    def test_png_with_matplotlib(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = self._plots(tmp)
+            self.assertEqual([os.path.basename(p) for p in paths], ["r-reduce.svg", "r-reduce.png"])
+            with open(paths[1], "rb") as f:
+                self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_svg_only_without_matplotlib(self):
+        import sys
+        from unittest import mock
+        # None in sys.modules makes "import matplotlib" raise ImportError.
+        with mock.patch.dict(sys.modules, {"matplotlib": None, "matplotlib.pyplot": None}):
+            self.assertIsNone(C.pyplot())
+            with tempfile.TemporaryDirectory() as tmp:
+                paths = self._plots(tmp)
+                self.assertEqual([os.path.basename(p) for p in paths], ["r-reduce.svg"])
 
     def test_readme_markers(self):
         text = "a\n%s\nold\n%s\nb\n" % (C.BEGIN_MARK, C.END_MARK)
@@ -319,10 +413,44 @@ class RegistryTest(unittest.TestCase):
         quick = [b.name for b in C.BENCHES if b.in_quick()]
         self.assertEqual(quick, ["latency", "bandwidth", "memcpy", "self_overhead",
                                  "msgrate_mt", "comm_create", "reduce_local", "reduce_ceiling",
-                                 "allreduce", "coll_move"])
+                                 "allreduce", "coll_move", "barrier", "reduce",
+                                 "reduce_scatter", "latency_mt"])
         mr = C.BENCH_BY_NAME["msgrate_mt"]
         self.assertEqual([v[0] for v in mr.quick_variants], ["T=1", "T=2"])
         self.assertEqual([v[0] for v in mr.variants], ["T=1", "T=2", "dup T=1", "dup T=2"])
+
+    def test_coll_reduce_entries(self):
+        for name, np in (("barrier", 2), ("barrier_4", 4), ("reduce", 2), ("reduce_4", 4),
+                         ("reduce_scatter", 2), ("reduce_scatter_4", 4)):
+            b = C.BENCH_BY_NAME[name]
+            self.assertEqual((b.src, b.np), ("coll_reduce.c", np))
+            for args in (b.full_args, b.quick_args or []):
+                if "-s" in args:
+                    sizes = [int(x) for x in args[args.index("-s") + 1].split(",")]
+                    # doubles: every size a multiple of 8, from 8 B to 1 MiB per rank
+                    self.assertTrue(all(n % 8 == 0 for n in sizes), sizes)
+                    self.assertEqual((min(sizes), max(sizes)), (8, MiB))
+        self.assertEqual(C.BENCH_BY_NAME["barrier"].full_args, ["-o", "barrier"])
+        self.assertIn("reduce_scatter_block", C.BENCH_BY_NAME["reduce_scatter_4"].full_args)
+        self.assertFalse(C.BENCH_BY_NAME["reduce_4"].in_quick())
+
+    def test_latency_mt_entry(self):
+        b = C.BENCH_BY_NAME["latency_mt"]
+        self.assertEqual([v[0] for v in b.variants], ["T=1", "T=2", "dup T=1", "dup T=2"])
+        self.assertEqual([v[0] for v in b.quick_variants], ["T=1", "T=2"])
+        self.assertTrue(all("-d" in v[1] for v in b.variants[2:]))
+        self.assertFalse(any("-d" in v[1] for v in b.variants[:2]))
+
+    def test_hympi_dir(self):
+        saved = C.HYMPI_DIR
+        try:
+            C.HYMPI_DIR = "/opt/hympi/bin"
+            libs = C.make_libs()
+            self.assertEqual(libs["hympi"].cc, ["/opt/hympi/bin/hympicc"])
+            self.assertEqual(libs["hympi"].launch(2, ["./x"]),
+                             ["/opt/hympi/bin/hympiexec", "-n", "2", "./x"])
+        finally:
+            C.HYMPI_DIR = saved
 
     def test_targets_reference_benches(self):
         for t in C.TARGETS:
