@@ -412,7 +412,8 @@ class RegistryTest(unittest.TestCase):
     def test_quick_subset(self):
         quick = [b.name for b in C.BENCHES if b.in_quick()]
         self.assertEqual(quick, ["latency", "bandwidth", "memcpy", "self_overhead",
-                                 "msgrate_mt", "comm_create", "reduce_local", "reduce_ceiling",
+                                 "msgrate_mt", "msgrate_self_mt", "comm_create", "reduce_local",
+                                 "reduce_ceiling",
                                  "allreduce", "coll_move", "barrier", "reduce",
                                  "reduce_scatter", "latency_mt"])
         mr = C.BENCH_BY_NAME["msgrate_mt"]
