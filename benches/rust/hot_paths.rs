@@ -6,14 +6,23 @@
 //! - `matcher_unexpected/{exact,wildcard}/{1,64}`: the same for the unexpected-message queue
 //!   and an arriving receive pattern;
 //! - `mpsc_queue/push_pop/{1,64}`: push then pop that many cells of the shared-memory queue;
-//! - `slab/insert_decode_free`: a request table's insert, handle, decode and free.
+//! - `slab/insert_decode_free`: a request table's insert, handle, decode and free;
+//! - `pack/{pack,unpack}/{xz_face,yz_face}`: the datatype engine packing and unpacking 64
+//!   blocks of 2 KiB, 64 KiB apart (an X-Z face) and 4096 blocks of 8 B, 2 KiB apart (a Y-Z
+//!   face);
+//! - `reduce_kernel/sum_f64/{1024,65536}`: the `MPI_SUM` kernel on that many bytes of doubles;
+//! - `lock_model/{single,vci}`: entering a VCI for a fast-path operation without a lock (thread
+//!   levels below MULTIPLE) and with the VCI's lock (the `vci` model at MULTIPLE).
 //!
 //! Run: `cargo bench --bench hot_paths` (add `-- --quick` for a short run).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use hympi::abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG};
+use hympi::abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_DOUBLE};
+use hympi::core::datatype::engine::{self, Prog};
 use hympi::core::matching::{Envelope, Matcher, Pattern, Payload, Posted, Unexpected};
+use hympi::core::op::{builtin_kernel, Builtin};
 use hympi::core::slab::{kind, Slab};
+use hympi::core::vci::{self, Pool};
 use hympi::transport::shm::queue::{AtomicU32, Links, MpscQueue, NIL};
 use std::hint::black_box;
 
@@ -150,5 +159,81 @@ fn slab(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, matcher, mpsc_queue, slab);
+fn pack(c: &mut Criterion) {
+    // (name, blocks, block bytes, stride bytes)
+    let faces = [
+        ("xz_face", 64usize, 2048usize, 65536isize),
+        ("yz_face", 4096, 8, 2048),
+    ];
+    let mut g = c.benchmark_group("pack");
+    for (name, blocks, len, stride) in faces {
+        let prog = Prog::new(Prog::repeat(0, blocks, stride, &Prog::bytes(0, len)));
+        let grid = vec![1u8; blocks * stride as usize];
+        let mut packed = vec![0u8; prog.size];
+        let mut out = vec![0u8; grid.len()];
+        g.throughput(Throughput::Bytes(prog.size as u64));
+        g.bench_function(BenchmarkId::new("pack", name), |b| {
+            // SAFETY: every segment of the program lies inside `grid`.
+            b.iter(|| unsafe {
+                engine::pack(
+                    &prog,
+                    0,
+                    1,
+                    grid.as_ptr() as usize,
+                    0,
+                    black_box(&mut packed),
+                )
+            })
+        });
+        g.bench_function(BenchmarkId::new("unpack", name), |b| {
+            // SAFETY: every segment lies inside `out`, which does not overlap `packed`.
+            b.iter(|| unsafe {
+                engine::unpack(
+                    &prog,
+                    0,
+                    1,
+                    out.as_mut_ptr() as usize,
+                    0,
+                    black_box(&packed),
+                )
+            })
+        });
+    }
+    g.finish();
+}
+
+fn reduce_kernel(c: &mut Criterion) {
+    let sum = builtin_kernel(Builtin::Sum, MPI_DOUBLE).expect("MPI_SUM on MPI_DOUBLE");
+    let mut g = c.benchmark_group("reduce_kernel");
+    for bytes in [1024usize, 65536] {
+        let input: Vec<u8> = (0..bytes).map(|i| i as u8).collect();
+        let mut inout = vec![0u8; bytes];
+        g.throughput(Throughput::Bytes(bytes as u64));
+        g.bench_function(BenchmarkId::new("sum_f64", bytes), |b| {
+            b.iter(|| sum(black_box(&input), black_box(&mut inout)))
+        });
+    }
+    g.finish();
+}
+
+fn lock_model(c: &mut Criterion) {
+    let pool: &Pool = Pool::install(2, 64);
+    let mut g = c.benchmark_group("lock_model");
+    for (name, locked) in [("single", false), ("vci", true)] {
+        g.bench_function(name, |b| {
+            b.iter(|| vci::with_vci(pool, 1, black_box(locked), |s| black_box(s.comms.len())))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    matcher,
+    mpsc_queue,
+    slab,
+    pack,
+    reduce_kernel,
+    lock_model
+);
 criterion_main!(benches);
