@@ -269,41 +269,6 @@ impl Runtime {
         }
     }
 
-    /// Completes a send within its start call when that needs no request: contiguous data in
-    /// standard or ready mode to `MPI_PROC_NULL`, or to this process where a posted receive
-    /// takes it. Whether it did; when not, nothing happened and the caller starts the send
-    /// on a request of its own. Completed sends hand out the shared [`crate::core::request::DONE_SEND`] request.
-    #[inline(always)]
-    pub fn send_at_once(&mut self, a: &SendArgs) -> bool {
-        if a.dest == MPI_PROC_NULL {
-            return true;
-        }
-        if !matches!(a.mode, SendMode::Standard | SendMode::Ready)
-            || a.layout.is_some()
-            || a.unit.size != a.unit.extent
-        {
-            return false;
-        }
-        let c = self.comms.get(a.comm).expect("validated communicator");
-        if c.world_rank(a.dest) as i32 != self.world_rank {
-            return false;
-        }
-        let env = Envelope {
-            ctx: wire_ctx(c, a.tag),
-            src: c.rank,
-            tag: a.tag,
-        };
-        match self.matchers.of_ctx(env.ctx).take_posted(&env) {
-            Some(p) => {
-                // SAFETY: the user buffer holds `bytes` bytes for the duration of the call.
-                let data = unsafe { raw_slice(a.buf, a.bytes) };
-                self.finish_recv(p.req, env, data, a.bytes as u64);
-                true
-            }
-            None => false,
-        }
-    }
-
     /// Starts a send on request `rid` (already allocated).
     #[inline(always)]
     pub fn start_send(&mut self, rid: u32, mut a: SendArgs) -> MpiResult<()> {

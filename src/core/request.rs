@@ -172,8 +172,8 @@ pub struct Request {
 /// `Request::parent` of a request that is not part of another.
 pub const NO_PARENT: u32 = u32::MAX;
 
-/// Index of the shared, permanently complete request that every send completed by its start
-/// call (to `MPI_PROC_NULL`, or to oneself into a posted receive) returns, as MPICH's
+/// Index of the shared, permanently complete request that a send completed by the fast path
+/// (to `MPI_PROC_NULL`, or to oneself; `core::fastpath`) returns, as MPICH's
 /// lightweight requests do: such a send allocates nothing, and waiting for it only writes
 /// `MPI_REQUEST_NULL`. It is never freed; completion calls recognise it by index.
 pub const DONE_SEND: u32 = 0;

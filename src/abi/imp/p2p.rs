@@ -202,9 +202,6 @@ unsafe fn isend(
     runtime::with(|rt| {
         let a = send_args(rt, buf, n, dt, dest, tag, comm, mode)?;
         rt.remember_fast_comm(comm as usize, a.comm);
-        if rt.send_at_once(&a) {
-            return Ok((DONE_SEND, rt.reqs.handle(DONE_SEND)));
-        }
         let rid = rt.new_request(ReqKind::Send, a.comm)?;
         rt.start_send(rid, a)?;
         Ok((rid, rt.reqs.handle(rid)))
@@ -816,12 +813,7 @@ pub(crate) unsafe fn MPI_Waitall(
     if unsafe { fastpath::complete_all(reqs, array_of_statuses) } {
         return Ok(());
     }
-    // Requests that are already complete (the common case after a self or eager exchange)
-    // need no waiting loop.
-    let failed = match runtime::with(|rt| complete_all(rt, reqs, array_of_statuses))? {
-        Some(f) => f,
-        None => runtime::wait_for(|rt| complete_all(rt, reqs, array_of_statuses))?,
-    };
+    let failed = runtime::wait_for(|rt| complete_all(rt, reqs, array_of_statuses))?;
     match failed {
         None => Ok(()),
         Some(comm) => {
@@ -844,18 +836,12 @@ unsafe fn complete_all(
     reqs: &mut [MPI_Request],
     statuses: *mut MPI_Status,
 ) -> MpiResult<Option<Option<u32>>> {
-    // Request indices decoded by the first pass, reused by the second (small arrays only).
-    const KEEP: usize = 16;
-    let mut rids = [u32::MAX; KEEP];
     let mut failed = None;
-    for (i, &h) in reqs.iter().enumerate() {
+    for &h in reqs.iter() {
         if h as usize == MPI_REQUEST_NULL {
             continue;
         }
         let rid = request_index(rt, h)?;
-        if let Some(k) = rids.get_mut(i) {
-            *k = rid;
-        }
         let r = rt.reqs.get(rid).unwrap();
         if !r.active {
             continue;
@@ -872,12 +858,7 @@ unsafe fn complete_all(
         let st = if *h as usize == MPI_REQUEST_NULL {
             Status::EMPTY
         } else {
-            // Decode again beyond the kept indices, and for a handle listed twice (the second
-            // occurrence is stale once the first was freed: an error, as before).
-            let rid = match rids.get(i) {
-                Some(&k) if k == DONE_SEND || rt.reqs.get(k).is_some() => k,
-                _ => request_index(rt, *h)?,
-            };
+            let rid = request_index(rt, *h)?;
             finish(rt, rid, h).0
         };
         if let Some(s) = status_at(statuses, i) {
