@@ -71,9 +71,9 @@ fn main() {
     );
     if !ext_funcs.is_empty() {
         write_if_changed(
-            &root.join("include/hympi.h"),
+            &root.join("include/hympi_mpix.h"),
             &gen_header(
-                "HYMPI_H_INCLUDED",
+                "HYMPI_MPIX_H_INCLUDED",
                 "#include \"mpi.h\"\n",
                 &hympi_prologue,
                 &ext_funcs,

@@ -11,10 +11,11 @@
  *   - MPIX_Omp_thread_comm() (only when compiled with OpenMP, i.e. _OPENMP is defined): one
  *     duplicate of a communicator per OpenMP thread, created collectively by a team.
  *
- * Not here yet: the endpoint and VCI functions (MPIX_Comm_create_endpoints and the thread-model
- * selection) need the per-VCI runtime, which hympi does not have yet; they will be declared when
- * they work. Today MPI_THREAD_MULTIPLE is made correct by one lock, so per-thread communicators
- * and hints are correct everywhere and prepare a code for that runtime.
+ *   - Built against hympi (HYMPI defined by its mpi.h), the functions implemented inside the
+ *     library, declared in hympi_mpix.h: MPIX_Comm_create_endpoints (several ranks per
+ *     process, one per thread, each on its own VCI) and MPICH's thread communicators
+ *     (MPIX_Threadcomm_init/start/finish/free). Test `#ifdef HYMPI` before using them if the
+ *     code must also build on other MPI libraries.
  *
  * The header compiles as C99 and as C++ (C++11 and later), with or without OpenMP.
  */
@@ -23,6 +24,10 @@
 
 #include <mpi.h>
 #include <stdlib.h>
+
+#ifdef HYMPI
+#include "hympi_mpix.h"
+#endif
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -82,6 +82,21 @@ pub struct Comm {
     pub coll_seq: u32,
     /// Virtual topology (`MPI_Cart_create`, `MPI_Graph_create`, `MPI_Dist_graph_create*`).
     pub topo: Option<std::sync::Arc<crate::core::topo::Topology>>,
+    /// Endpoint communicator (`MPIX_Comm_create_endpoints`): the context of every rank.
+    pub endpoints: Option<std::sync::Arc<Endpoints>>,
+    /// Thread communicator (`MPIX_Threadcomm_init`): its handle stands for the endpoint of
+    /// the calling thread between `MPIX_Threadcomm_start` and `MPIX_Threadcomm_finish`.
+    pub threads: Option<std::sync::Arc<crate::core::endpoints::ThreadComm>>,
+}
+
+/// The ranks of an endpoint communicator: a process may hold several of them, each with its
+/// own context id, hence its own matching queues and VCI. A message to rank `r` travels on
+/// `r`'s context, so the receiving process files it with the right endpoint; the envelope's
+/// source is the sender's rank in the communicator as usual.
+#[derive(Debug)]
+pub struct Endpoints {
+    /// Point-to-point wire context of every rank.
+    pub ctx_of_rank: Vec<u32>,
 }
 
 impl Comm {
@@ -100,6 +115,18 @@ impl Comm {
             hidden: false,
             coll_seq: 0,
             topo: None,
+            endpoints: None,
+            threads: None,
+        }
+    }
+
+    /// Point-to-point wire context of messages to rank `dest` (valid, not `MPI_PROC_NULL`):
+    /// the communicator's own, or on an endpoint communicator the destination rank's.
+    #[inline(always)]
+    pub fn dest_ctx(&self, dest: i32) -> u32 {
+        match &self.endpoints {
+            None => self.ctx,
+            Some(e) => e.ctx_of_rank[dest as usize],
         }
     }
 

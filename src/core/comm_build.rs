@@ -23,6 +23,7 @@ pub struct Agreement {
     key: u64,
     ticket: Option<u64>,
     round: Option<Round>,
+    count: u32,
 }
 
 impl Agreement {
@@ -35,6 +36,16 @@ impl Agreement {
             key,
             ticket: None,
             round: None,
+            count: 1,
+        }
+    }
+
+    /// An agreement on `count` consecutive context ids (endpoint communicators); the agreed
+    /// value is the first of them.
+    pub fn for_run(team: Team, key: u64, count: u32) -> Agreement {
+        Agreement {
+            count,
+            ..Agreement::new(team, None, key)
         }
     }
 
@@ -66,7 +77,10 @@ impl Agreement {
             return Ok(None);
         };
         self.round = None;
-        match rt.contexts.conclude(ticket, &team::words(&and)) {
+        match rt
+            .contexts
+            .conclude_run(ticket, &team::words(&and), self.count)
+        {
             Outcome::Got(id) => {
                 self.ticket = None;
                 Ok(Some(id))
@@ -208,6 +222,14 @@ impl Runtime {
 
     /// A user communicator (not WORLD/SELF, not hidden) for `MPI_Comm_free`.
     pub fn freeable_comm(&self, h: usize) -> MpiResult<u32> {
+        if let Some(c) = self.comm_index(h).and_then(|i| self.comms.get(i)) {
+            if c.threads.is_some() {
+                return fail(
+                    MPI_ERR_COMM,
+                    "a thread communicator is freed with MPIX_Threadcomm_free",
+                );
+            }
+        }
         let (idx, c) = self.comm(h)?;
         if idx == WORLD || idx == SELF {
             return fail(MPI_ERR_COMM, format!("{} cannot be freed", c.name));
@@ -256,7 +278,7 @@ pub struct DupPlan {
 
 /// Reads what a duplicate of communicator handle `h` needs.
 pub fn plan_dup(rt: &Runtime, h: usize) -> MpiResult<DupPlan> {
-    let (idx, c) = rt.comm(h)?;
+    let (idx, c) = rt.comm_plain(h)?;
     let (team, bridge) = rt.union_team(idx, tag::AGREE);
     Ok(DupPlan {
         idx,
@@ -302,7 +324,7 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
         );
     }
     let (team, ctx, members, errh, inter) = runtime::with(|rt| {
-        let (idx, c) = rt.comm(h)?;
+        let (idx, c) = rt.comm_plain(h)?;
         Ok((
             Team::whole(idx, c.size, c.rank, tag::SPLIT),
             c.ctx,
@@ -366,7 +388,7 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
 /// `MPI_Comm_create` (all of the parent call it; members of `group` get a communicator).
 pub fn create(h: usize, group: Vec<u32>) -> MpiResult<Option<usize>> {
     let (team, ctx, members, errh, inter) = runtime::with(|rt| {
-        let (idx, c) = rt.comm(h)?;
+        let (idx, c) = rt.comm_plain(h)?;
         Ok((
             Team::whole(idx, c.size, c.rank, tag::AGREE),
             c.ctx,
@@ -449,7 +471,7 @@ pub fn create_group(h: usize, group: Vec<u32>, utag: i32) -> MpiResult<usize> {
     }
     let t = tag::derived(utag as u64);
     let (team, ctx, errh) = runtime::with(|rt| {
-        let (idx, c) = rt.comm(h)?;
+        let (idx, c) = rt.comm_plain(h)?;
         if c.is_inter() {
             return fail(
                 MPI_ERR_COMM,
@@ -560,7 +582,7 @@ pub fn intercomm_create(
         return fail(MPI_ERR_TAG, format!("invalid tag {utag}"));
     }
     let (team, members, bridge, k, errh) = runtime::with(|rt| {
-        let (idx, c) = rt.comm(local_h)?;
+        let (idx, c) = rt.comm_plain(local_h)?;
         if c.is_inter() {
             return fail(
                 MPI_ERR_COMM,
@@ -587,7 +609,7 @@ pub fn intercomm_create(
         };
         let (members, errh, ctx) = (c.members(), c.errh, c.ctx);
         let bridge = if c.rank == local_leader {
-            let (pidx, p) = rt.comm(peer_h)?;
+            let (pidx, p) = rt.comm_plain(peer_h)?;
             if remote_leader < 0 || remote_leader >= p.peer_count() {
                 return fail(
                     MPI_ERR_RANK,
@@ -646,7 +668,7 @@ pub fn intercomm_from_groups(
 /// `MPI_Intercomm_merge`.
 pub fn intercomm_merge(h: usize, high: bool) -> MpiResult<usize> {
     let (team, bridge, ctx, members, remote, local_first, errh) = runtime::with(|rt| {
-        let (idx, c) = rt.comm(h)?;
+        let (idx, c) = rt.comm_plain(h)?;
         let Some(r) = &c.remote else {
             return fail(
                 MPI_ERR_COMM,
@@ -710,7 +732,7 @@ pub fn intercomm_merge(h: usize, high: bool) -> MpiResult<usize> {
 /// Internal barrier over the whole of communicator `h` (both groups of an intercomm).
 pub fn barrier(h: usize) -> MpiResult<()> {
     let (team, bridge) = runtime::with(|rt| {
-        let (idx, _) = rt.comm(h)?;
+        let (idx, _) = rt.comm_plain(h)?;
         Ok(rt.union_team(idx, tag::BARRIER))
     })?;
     Round::new(team, bridge, Combine::And, vec![0u8; 8]).run()?;
@@ -737,7 +759,7 @@ pub fn split_type(
 ) -> MpiResult<Option<(usize, String)>> {
     use crate::core::hwtopo::{containing_objects, level_of, LEVELS};
     let node = runtime::with(|rt| {
-        rt.comm(h)?;
+        rt.comm_plain(h)?;
         Ok(node_color(rt))
     })?;
     let shared = |c: i32| (c, "mpi_shared_memory".to_string());
@@ -759,7 +781,7 @@ pub fn split_type(
             // Everyone's node and objects, then the first level (largest resources first)
             // that splits the communicator.
             let team = runtime::with(|rt| {
-                let (idx, c) = rt.comm(h)?;
+                let (idx, c) = rt.comm_plain(h)?;
                 Ok(Team::whole(idx, c.size, c.rank, tag::SPLIT))
             })?;
             let me = team.me;
@@ -860,7 +882,7 @@ pub fn gather_edges(
     edges: &[(i32, i32, i32)],
 ) -> MpiResult<(Vec<i32>, Vec<i32>, Vec<i32>, Vec<i32>)> {
     let (team, me) = runtime::with(|rt| {
-        let (idx, c) = rt.comm(h)?;
+        let (idx, c) = rt.comm_plain(h)?;
         Ok((Team::whole(idx, c.size, c.rank, tag::GROUP), c.rank))
     })?;
     let counts = Round::new(

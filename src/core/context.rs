@@ -91,18 +91,24 @@ impl ContextPool {
 
     /// Concludes a round of agreement `ticket` given the AND of all contributions.
     pub fn conclude(&mut self, ticket: u64, and: &[u64]) -> Outcome {
+        self.conclude_run(ticket, and, 1)
+    }
+
+    /// Concludes a round of an agreement on `count` consecutive ids (endpoint
+    /// communicators): the lowest run of `count` ids free in every member; `Got` names the
+    /// first, and all of them are taken from this process's mask.
+    pub fn conclude_run(&mut self, ticket: u64, and: &[u64], count: u32) -> Outcome {
         if self.owner != Some(ticket) {
             return Outcome::Retry;
         }
         self.owner = None;
-        let found = and[..MASK_WORDS]
-            .iter()
-            .enumerate()
-            .find(|(_, &w)| w != 0)
-            .map(|(i, w)| i as u32 * 64 + w.trailing_zeros());
+        let count = count.max(1);
+        let found = lowest_run(&and[..MASK_WORDS], count);
         match found {
             Some(id) => {
-                self.free[id as usize / 64] &= !(1u64 << (id % 64));
+                for i in id..id + count {
+                    self.free[i as usize / 64] &= !(1u64 << (i % 64));
+                }
                 self.waiting.retain(|&(_, t)| t != ticket);
                 Outcome::Got(id)
             }
@@ -125,6 +131,28 @@ impl ContextPool {
     pub fn free_count(&self) -> u32 {
         self.free.iter().map(|w| w.count_ones()).sum()
     }
+}
+
+/// The first id of the lowest run of `count` consecutive set bits of `mask`.
+fn lowest_run(mask: &[u64], count: u32) -> Option<u32> {
+    let bit = |i: u32| mask[i as usize / 64] >> (i % 64) & 1 == 1;
+    let total = mask.len() as u32 * 64;
+    let mut start = 0;
+    let mut len = 0;
+    for i in 0..total {
+        if bit(i) {
+            if len == 0 {
+                start = i;
+            }
+            len += 1;
+            if len == count {
+                return Some(start);
+            }
+        } else {
+            len = 0;
+        }
+    }
+    None
 }
 
 /// ANDs `b` into `a` word by word (the reduction of an agreement round).
@@ -164,6 +192,22 @@ mod tests {
         p[1].release(2);
         let t: Vec<u64> = p.iter_mut().map(|x| x.register(0)).collect();
         assert_eq!(round(&mut p, &t), [Outcome::Got(2), Outcome::Got(2)]);
+    }
+
+    #[test]
+    fn runs_of_ids_skip_holes() {
+        let mut p = ContextPool::default();
+        let t = p.register(0);
+        let mut c = p.contribution(t);
+        c[0] &= !(1 << 4); // id 4 taken elsewhere
+        assert_eq!(p.conclude_run(t, &c, 3), Outcome::Got(5));
+        for id in 5..8 {
+            assert_eq!(p.free[0] >> id & 1, 0, "id {id} taken");
+        }
+        assert_eq!(p.free[0] >> 2 & 1, 1, "ids before the run stay free");
+        assert_eq!(lowest_run(&[0, 1], 1), Some(64));
+        assert_eq!(lowest_run(&[1 << 63, 1], 2), Some(63), "runs cross words");
+        assert_eq!(lowest_run(&[0b1011, 0], 3), None);
     }
 
     #[test]

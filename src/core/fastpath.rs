@@ -341,6 +341,9 @@ impl runtime::Runtime {
     /// (called by the slow path after it validated the communicator).
     #[inline]
     pub fn remember_fast_comm(&mut self, handle: usize, idx: u32) {
+        if self.comm_index(handle) != Some(idx) {
+            return; // a thread communicator's handle stands for different endpoints
+        }
         let Some(c) = self.comms.get(idx) else {
             return;
         };

@@ -4,6 +4,7 @@ pub mod comm;
 pub mod comm_build;
 pub mod context;
 pub mod datatype;
+pub mod endpoints;
 pub mod errhandler;
 pub mod error;
 pub mod fastpath;

@@ -168,6 +168,12 @@ pub fn wire_ctx(c: &Comm, tag: i32) -> u32 {
     c.ctx + (tag <= INTERNAL_TAG_MAX) as u32
 }
 
+/// The wire context of a message with `tag` to rank `dest` of communicator `c`.
+#[inline(always)]
+pub fn send_wire_ctx(c: &Comm, dest: i32, tag: i32) -> u32 {
+    c.dest_ctx(dest) + (tag <= INTERNAL_TAG_MAX) as u32
+}
+
 /// Checks a send tag.
 #[inline(always)]
 pub fn check_send_tag(tag: i32) -> MpiResult<()> {
@@ -294,7 +300,7 @@ impl Runtime {
         let c = self.comms.get(a.comm).expect("validated communicator");
         let world = c.world_rank(a.dest);
         let env = Envelope {
-            ctx: wire_ctx(c, a.tag),
+            ctx: send_wire_ctx(c, a.dest, a.tag),
             src: c.rank,
             tag: a.tag,
         };
@@ -365,7 +371,7 @@ impl Runtime {
         }
         let c = self.comms.get(a.comm).expect("validated communicator");
         let env = Envelope {
-            ctx: wire_ctx(c, a.tag),
+            ctx: send_wire_ctx(c, a.dest, a.tag),
             src: c.rank,
             tag: a.tag,
         };

@@ -512,17 +512,47 @@ impl Runtime {
         }
     }
 
-    /// Resolves a communicator handle; `MPI_ERR_COMM` when invalid.
+    /// Resolves a communicator handle; `MPI_ERR_COMM` when invalid. A thread communicator's
+    /// handle resolves to the calling thread's endpoint (`core::endpoints`).
     #[inline(always)]
     pub fn comm(&self, h: usize) -> MpiResult<(u32, &Comm)> {
         match self
             .comm_index(h)
             .and_then(|i| self.comms.get(i).map(|c| (i, c)))
         {
+            Some((i, c)) if c.threads.is_some() => self.thread_endpoint(i),
             Some(x) => Ok(x),
             None if h == MPI_COMM_NULL => fail(MPI_ERR_COMM, "the communicator is MPI_COMM_NULL"),
             None => fail(MPI_ERR_COMM, format!("invalid communicator handle {h:#x}")),
         }
+    }
+
+    /// The calling thread's endpoint of thread communicator `idx`.
+    #[cold]
+    fn thread_endpoint(&self, idx: u32) -> MpiResult<(u32, &Comm)> {
+        match crate::core::endpoints::bound_endpoint(idx)
+            .and_then(|e| self.comms.get(e).map(|c| (e, c)))
+        {
+            Some(x) => Ok(x),
+            None => fail(
+                MPI_ERR_COMM,
+                "a thread communicator is used outside MPIX_Threadcomm_start/MPIX_Threadcomm_finish",
+            ),
+        }
+    }
+
+    /// Resolves a communicator for an operation that builds on its group (communicator
+    /// constructors, topologies, `MPI_Comm_group`), which endpoint communicators do not
+    /// support yet (`MPI_ERR_UNSUPPORTED_OPERATION`).
+    pub fn comm_plain(&self, h: usize) -> MpiResult<(u32, &Comm)> {
+        let (i, c) = self.comm(h)?;
+        if c.endpoints.is_some() {
+            return fail(
+                MPI_ERR_UNSUPPORTED_OPERATION,
+                "communicator constructors, topologies and MPI_Comm_group are not implemented on endpoint or thread communicators by hympi yet",
+            );
+        }
+        Ok((i, c))
     }
 
     /// Advances the background operations; whether one finished.

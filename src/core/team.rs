@@ -26,6 +26,8 @@ pub mod tag {
     pub const GROUP: i32 = super::INTERNAL_TAG_MAX - 2;
     /// Barrier.
     pub const BARRIER: i32 = super::INTERNAL_TAG_MAX - 3;
+    /// Allgather of endpoint counts (`MPIX_Comm_create_endpoints`).
+    pub const ENDPOINTS: i32 = super::INTERNAL_TAG_MAX - 4;
     /// Base of tags derived from user tags (`MPI_Comm_create_group`) and string tags:
     /// `USER_BASE - (t mod 2^24)`.
     pub const USER_BASE: i32 = super::INTERNAL_TAG_MAX - 16;

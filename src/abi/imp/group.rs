@@ -137,7 +137,7 @@ pub(crate) unsafe fn MPI_Group_compare(
 pub(crate) unsafe fn MPI_Comm_group(comm: MPI_Comm, group: *mut MPI_Group) -> MpiResult<()> {
     let slot = out(group, "group")?;
     let h = runtime::with(|rt| {
-        let g = Group::of_comm(rt.comm(comm as usize)?.1);
+        let g = Group::of_comm(rt.comm_plain(comm as usize)?.1);
         rt.new_group(g)
     })?;
     *slot = h as MPI_Group;

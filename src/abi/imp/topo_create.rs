@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// Rank and size of an intracommunicator (`MPI_ERR_COMM` for an intercommunicator).
 fn intra(comm: MPI_Comm, function: &str) -> MpiResult<(i32, i32)> {
     runtime::with(|rt| {
-        let (_, c) = rt.comm(comm as usize)?;
+        let (_, c) = rt.comm_plain(comm as usize)?;
         if c.is_inter() {
             return fail(
                 MPI_ERR_COMM,
@@ -84,7 +84,7 @@ pub(crate) unsafe fn MPI_Cart_sub(
 ) -> MpiResult<()> {
     out(newcomm, "newcomm")?;
     let (topo, rank) = runtime::with(|rt| {
-        let (_, c) = rt.comm(comm as usize)?;
+        let (_, c) = rt.comm_plain(comm as usize)?;
         Ok((c.topo.clone(), c.rank))
     })?;
     let cart = Topology::as_cart(topo.as_deref(), "MPI_Cart_sub")?;

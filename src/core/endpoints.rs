@@ -1,0 +1,279 @@
+//! Endpoint communicators (`MPIX_Comm_create_endpoints`) and thread communicators
+//! (`MPIX_Threadcomm_*`, MPICH's interface): communicators in which one process holds
+//! several ranks, one per thread.
+//!
+//! Each endpoint is a communicator table entry of its own, with its own context id, so its
+//! traffic has its own matching queues and lands on its own VCI (contexts map to VCIs
+//! round-robin): threads driving different endpoints take different VCI locks on the fast
+//! paths. The members agree on a run of `M` consecutive context ids, `M` being the largest
+//! endpoint count of any process; endpoint `k` of every process uses id `base + k`, and each
+//! process returns the ids it has no endpoint for. A message to rank `r` travels on `r`'s
+//! context (`Comm::dest_ctx`), so the receiving process files it with the right endpoint even
+//! when sender and receiver live in the same process. Ranks are numbered by parent rank, then
+//! endpoint index.
+//!
+//! A thread communicator is an endpoint communicator with one endpoint per thread plus a
+//! table entry standing for "the calling thread's endpoint": between `MPIX_Threadcomm_start`
+//! and `MPIX_Threadcomm_finish` a thread-local binding redirects its handle
+//! (`Runtime::comm`). Threads get their ids in the order they call start, as in MPICH.
+//!
+//! Communicator constructors, topologies and `MPI_Comm_group` on endpoint communicators are
+//! refused with `MPI_ERR_UNSUPPORTED_OPERATION` (`Runtime::comm_plain`): their context-id
+//! agreement lends one mask per process, which two endpoints of a process cannot share.
+
+use crate::abi::consts::*;
+use crate::core::comm::{Comm, Endpoints, RankMap, CONTEXTS_PER_ID};
+use crate::core::comm_build::{Agreement, PENDING_CTX};
+use crate::core::errhandler::Errh;
+use crate::core::error::{fail, MpiResult};
+use crate::core::info::Info;
+use crate::core::runtime::{self, Runtime};
+use crate::core::team::{self, Combine, Round, Team};
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+
+/// Internal tag of the endpoint-count allgather.
+const TAG_COUNTS: i32 = team::tag::ENDPOINTS;
+
+/// Creates `my_num_ep` endpoints of a new endpoint communicator over the processes of
+/// intracommunicator handle `parent` (collective over it); returns their handles in rank
+/// order.
+pub fn create(parent: usize, my_num_ep: i32, info: Info) -> MpiResult<Vec<usize>> {
+    if my_num_ep < 1 {
+        return fail(
+            MPI_ERR_ARG,
+            format!("my_num_ep is {my_num_ep}; every process needs at least one endpoint"),
+        );
+    }
+    let (team_counts, team_agree, ctx, world_of, errh) = runtime::with(|rt| {
+        let (idx, c) = rt.comm_plain(parent)?;
+        if c.is_inter() {
+            return fail(
+                MPI_ERR_COMM,
+                "endpoints are created from an intracommunicator",
+            );
+        }
+        if c.threads.is_some() {
+            return fail(
+                MPI_ERR_COMM,
+                "endpoints cannot be created from a thread communicator",
+            );
+        }
+        Ok((
+            Team::whole(idx, c.size, c.rank, TAG_COUNTS),
+            Team::whole(idx, c.size, c.rank, team::tag::AGREE),
+            c.ctx,
+            c.members(),
+            c.errh,
+        ))
+    })?;
+    let counts = Round::new(
+        team_counts,
+        None,
+        Combine::Concat,
+        (my_num_ep as u32).to_le_bytes().to_vec(),
+    )
+    .run()?;
+    let counts: Vec<u32> = counts
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let most = counts.iter().copied().max().unwrap_or(1);
+    let key = ((ctx as u64) << 32) | (TAG_COUNTS as u32 as u64);
+    let base = Agreement::for_run(team_agree, key, most).run()?;
+    runtime::with(|rt| Ok(rt.install_endpoints(base, most, &counts, &world_of, errh, &info)))
+}
+
+impl Runtime {
+    /// Installs this process's endpoints of an endpoint communicator whose ids are
+    /// `base..base + most` (`counts[p]` endpoints on parent rank `p`, whose world rank is
+    /// `world_of[p]`) and returns the ids it does not use; returns the handles.
+    fn install_endpoints(
+        &mut self,
+        base: u32,
+        most: u32,
+        counts: &[u32],
+        world_of: &[u32],
+        errh: Errh,
+        info: &Info,
+    ) -> Vec<usize> {
+        let me = self.world_rank as u32;
+        let mut ctx_of_rank = Vec::new();
+        let mut worlds = Vec::new();
+        let mut first_mine = 0;
+        let mut mine = 0;
+        for (&n, &w) in counts.iter().zip(world_of) {
+            if w == me {
+                first_mine = ctx_of_rank.len();
+                mine = n;
+            }
+            for k in 0..n {
+                ctx_of_rank.push((base + k) * CONTEXTS_PER_ID);
+                worlds.push(w);
+            }
+        }
+        let size = ctx_of_rank.len() as i32;
+        let eps = Arc::new(Endpoints { ctx_of_rank });
+        let map = RankMap::Table(worlds);
+        let mut handles = Vec::new();
+        for k in 0..mine {
+            if let Errh::User(u) = errh {
+                if let Some(e) = self.errhandlers.get_mut(u) {
+                    e.refs += 1;
+                }
+            }
+            let mut c = Comm::intra(
+                (base + k) * CONTEXTS_PER_ID,
+                (first_mine + k as usize) as i32,
+                size,
+                map.clone(),
+                errh,
+            );
+            c.endpoints = Some(eps.clone());
+            c.info = info.clone();
+            match self.comms.insert(c) {
+                Some(i) => handles.push(self.comms.handle(i)),
+                None => {
+                    // Table full: give the id back; the caller sees fewer handles.
+                    self.contexts.release(base + k);
+                }
+            }
+        }
+        for k in mine..most {
+            self.contexts.release(base + k);
+        }
+        handles
+    }
+}
+
+/// A thread communicator: its endpoints (one per thread of this process) and the
+/// synchronisation of `MPIX_Threadcomm_start`/`finish`.
+#[derive(Debug)]
+pub struct ThreadComm {
+    /// Table index of the endpoint of thread id `t`.
+    pub endpoints: Vec<u32>,
+    next: AtomicUsize,
+    barrier: Barrier,
+}
+
+thread_local! {
+    /// The calling thread's bindings: (thread communicator index, endpoint index).
+    static BOUND: RefCell<Vec<(u32, u32)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The endpoint the calling thread uses for thread communicator `idx`, if it started it.
+pub fn bound_endpoint(idx: u32) -> Option<u32> {
+    BOUND.with(|b| b.borrow().iter().find(|e| e.0 == idx).map(|e| e.1))
+}
+
+/// `MPIX_Threadcomm_init`: a thread communicator with `num_threads` ranks on this process
+/// over the processes of `parent` (collective over it); returns its handle.
+pub fn threadcomm_init(parent: usize, num_threads: i32) -> MpiResult<usize> {
+    let eps = create(parent, num_threads, Info::default())?;
+    runtime::with(|rt| {
+        let mut idxs = Vec::with_capacity(eps.len());
+        for &h in &eps {
+            idxs.push(rt.comm_index(h).expect("new endpoint"));
+        }
+        let errh = rt.comms.get(idxs[0]).expect("new endpoint").errh;
+        if let Errh::User(u) = errh {
+            if let Some(e) = rt.errhandlers.get_mut(u) {
+                e.refs += 1;
+            }
+        }
+        let mut c = Comm::intra(PENDING_CTX, 0, 0, RankMap::Table(Vec::new()), errh);
+        c.threads = Some(Arc::new(ThreadComm {
+            barrier: Barrier::new(idxs.len()),
+            endpoints: idxs,
+            next: AtomicUsize::new(0),
+        }));
+        match rt.comms.insert(c) {
+            Some(i) => Ok(rt.comms.handle(i)),
+            None => fail(MPI_ERR_INTERN, "too many communicators"),
+        }
+    })
+}
+
+/// The thread communicator entry of handle `h`.
+fn threadcomm_of(rt: &Runtime, h: usize) -> MpiResult<(u32, Arc<ThreadComm>)> {
+    match rt
+        .comm_index(h)
+        .and_then(|i| rt.comms.get(i).map(|c| (i, c.threads.clone())))
+    {
+        Some((i, Some(t))) => Ok((i, t)),
+        Some(_) => fail(
+            MPI_ERR_COMM,
+            "the communicator is not a thread communicator (MPIX_Threadcomm_init)",
+        ),
+        None => fail(MPI_ERR_COMM, format!("invalid communicator handle {h:#x}")),
+    }
+}
+
+/// `MPIX_Threadcomm_start`: binds the calling thread to the next free endpoint, then waits
+/// for the other threads of this process.
+pub fn threadcomm_start(h: usize) -> MpiResult<()> {
+    let (idx, t) = runtime::with(|rt| threadcomm_of(rt, h))?;
+    if bound_endpoint(idx).is_some() {
+        return fail(
+            MPI_ERR_OTHER,
+            "MPIX_Threadcomm_start: this thread already started the thread communicator",
+        );
+    }
+    let n = t.endpoints.len();
+    let tid = t.next.fetch_add(1, Ordering::AcqRel);
+    if tid >= n {
+        return fail(
+            MPI_ERR_OTHER,
+            format!(
+                "MPIX_Threadcomm_start called by more than the {n} threads of MPIX_Threadcomm_init"
+            ),
+        );
+    }
+    if tid == n - 1 {
+        t.next.store(0, Ordering::Release);
+    }
+    BOUND.with(|b| b.borrow_mut().push((idx, t.endpoints[tid])));
+    t.barrier.wait();
+    Ok(())
+}
+
+/// `MPIX_Threadcomm_finish`: unbinds the calling thread, then waits for the other threads.
+pub fn threadcomm_finish(h: usize) -> MpiResult<()> {
+    let (idx, t) = runtime::with(|rt| threadcomm_of(rt, h))?;
+    let had = BOUND.with(|b| {
+        let mut b = b.borrow_mut();
+        let before = b.len();
+        b.retain(|e| e.0 != idx);
+        before != b.len()
+    });
+    if !had {
+        return fail(
+            MPI_ERR_OTHER,
+            "MPIX_Threadcomm_finish: this thread did not start the thread communicator",
+        );
+    }
+    t.barrier.wait();
+    Ok(())
+}
+
+/// `MPIX_Threadcomm_free`: frees the endpoints and the thread communicator (outside the
+/// parallel region).
+pub fn threadcomm_free(h: usize) -> MpiResult<()> {
+    runtime::with(|rt| {
+        let (idx, t) = threadcomm_of(rt, h)?;
+        if bound_endpoint(idx).is_some() {
+            return fail(
+                MPI_ERR_OTHER,
+                "MPIX_Threadcomm_free inside MPIX_Threadcomm_start/finish",
+            );
+        }
+        for &e in &t.endpoints {
+            rt.release_comm(e);
+        }
+        if let Some(c) = rt.comms.remove(idx) {
+            rt.errh_unref(c.errh);
+        }
+        Ok(())
+    })
+}
