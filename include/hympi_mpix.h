@@ -3,6 +3,10 @@
 #define HYMPI_MPIX_H_INCLUDED
 #include "mpi.h"
 
+/* MPICH-compatible streams (MPIX_Stream_*): a serial execution context with a VCI of its
+ * own inside hympi. */
+typedef struct MPIX_ABI_Stream *MPIX_Stream;
+#define MPIX_STREAM_NULL ((MPIX_Stream)0)
 
 #ifdef __cplusplus
 extern "C" {
@@ -15,12 +19,32 @@ int MPIX_Threadcomm_free(MPI_Comm *threadcomm);
 int MPIX_Threadcomm_start(MPI_Comm threadcomm);
 int MPIX_Threadcomm_finish(MPI_Comm threadcomm);
 
+/* ---- Streams ---- */
+int MPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
+int MPIX_Stream_free(MPIX_Stream *stream);
+int MPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm);
+int MPIX_Stream_comm_create_multiplex(MPI_Comm comm, int count, MPIX_Stream array_of_streams[], MPI_Comm *newcomm);
+int MPIX_Comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *stream);
+int MPIX_Stream_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int source_stream_index, int dest_stream_index);
+int MPIX_Stream_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int source_stream_index, int dest_stream_index, MPI_Request *request);
+int MPIX_Stream_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, int source_stream_index, int dest_stream_index, MPI_Status *status);
+int MPIX_Stream_irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, int source_stream_index, int dest_stream_index, MPI_Request *request);
+
 /* ---- profiling interface ---- */
 int PMPIX_Comm_create_endpoints(MPI_Comm parent_comm, int my_num_ep, MPI_Info info, MPI_Comm out_comm_handles[]);
 int PMPIX_Threadcomm_init(MPI_Comm comm, int num_threads, MPI_Comm *newthreadcomm);
 int PMPIX_Threadcomm_free(MPI_Comm *threadcomm);
 int PMPIX_Threadcomm_start(MPI_Comm threadcomm);
 int PMPIX_Threadcomm_finish(MPI_Comm threadcomm);
+int PMPIX_Stream_create(MPI_Info info, MPIX_Stream *stream);
+int PMPIX_Stream_free(MPIX_Stream *stream);
+int PMPIX_Stream_comm_create(MPI_Comm comm, MPIX_Stream stream, MPI_Comm *newcomm);
+int PMPIX_Stream_comm_create_multiplex(MPI_Comm comm, int count, MPIX_Stream array_of_streams[], MPI_Comm *newcomm);
+int PMPIX_Comm_get_stream(MPI_Comm comm, int idx, MPIX_Stream *stream);
+int PMPIX_Stream_send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int source_stream_index, int dest_stream_index);
+int PMPIX_Stream_isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, int source_stream_index, int dest_stream_index, MPI_Request *request);
+int PMPIX_Stream_recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, int source_stream_index, int dest_stream_index, MPI_Status *status);
+int PMPIX_Stream_irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, int source_stream_index, int dest_stream_index, MPI_Request *request);
 
 #ifdef __cplusplus
 }

@@ -87,6 +87,8 @@ pub struct Comm {
     /// Thread communicator (`MPIX_Threadcomm_init`): its handle stands for the endpoint of
     /// the calling thread between `MPIX_Threadcomm_start` and `MPIX_Threadcomm_finish`.
     pub threads: Option<std::sync::Arc<crate::core::endpoints::ThreadComm>>,
+    /// Stream communicator (`MPIX_Stream_comm_create*`): its streams and stream pairs.
+    pub stream: Option<std::sync::Arc<crate::core::stream::Attached>>,
 }
 
 /// The ranks of an endpoint communicator: a process may hold several of them, each with its
@@ -117,6 +119,7 @@ impl Comm {
             topo: None,
             endpoints: None,
             threads: None,
+            stream: None,
         }
     }
 

@@ -217,6 +217,10 @@ impl Runtime {
             self.keyvals.detach(k);
         }
         self.errh_unref(c.errh);
+        if let Some(a) = &c.stream {
+            self.detach_streams(a);
+        }
+        crate::core::vci::pin(c.context_id(), None);
         self.contexts.release(c.context_id());
     }
 
@@ -297,6 +301,11 @@ pub fn plan_dup(rt: &Runtime, h: usize) -> MpiResult<DupPlan> {
 }
 
 impl DupPlan {
+    /// Whether the parent is an intercommunicator.
+    pub fn is_inter(&self) -> bool {
+        self.remote.is_some()
+    }
+
     /// The agreement of the duplicate's context id.
     pub fn agreement(&self) -> Agreement {
         Agreement::new(self.team.clone(), self.bridge, self.key)

@@ -82,6 +82,8 @@ pub struct Runtime {
     pub dt_iov_min: usize,
     /// User reduction operations (the predefined ones are not stored).
     pub ops: Slab<crate::core::op::UserOp>,
+    /// Streams (`MPIX_Stream_create`).
+    pub streams: crate::core::stream::Streams,
 }
 
 /// An operation the progress engine advances until it reports completion.
@@ -418,6 +420,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         types: Slab::new(kind::DATATYPE),
         dt_iov_min: config::int("HYMPI_DT_IOV_MIN").max(0) as usize,
         ops: Slab::new(kind::OP),
+        streams: Default::default(),
     }))
 }
 

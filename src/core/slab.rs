@@ -25,6 +25,8 @@ pub mod kind {
     pub const OP: usize = 0x7;
     /// Info object.
     pub const INFO: usize = 0x8;
+    /// Stream (`MPIX_Stream`).
+    pub const STREAM: usize = 0x9;
 }
 
 const MAX_INDEX: usize = (1 << 20) - 2;

@@ -28,6 +28,10 @@ pub mod tag {
     pub const BARRIER: i32 = super::INTERNAL_TAG_MAX - 3;
     /// Allgather of endpoint counts (`MPIX_Comm_create_endpoints`).
     pub const ENDPOINTS: i32 = super::INTERNAL_TAG_MAX - 4;
+    /// Allgather of stream counts (`MPIX_Stream_comm_create_multiplex`).
+    pub const STREAMS: i32 = super::INTERNAL_TAG_MAX - 5;
+    /// Agreement on the context ids of a multiplex communicator's stream pairs.
+    pub const STREAM_PAIRS: i32 = super::INTERNAL_TAG_MAX - 6;
     /// Base of tags derived from user tags (`MPI_Comm_create_group`) and string tags:
     /// `USER_BASE - (t mod 2^24)`.
     pub const USER_BASE: i32 = super::INTERNAL_TAG_MAX - 16;

@@ -128,10 +128,15 @@ impl Pool {
         self.slots.is_empty()
     }
 
-    /// The VCI of wire context `ctx`.
+    /// The VCI of wire context `ctx`: the one its context id is pinned to (streams), else
+    /// the context id modulo the number of VCIs.
     #[inline(always)]
     pub fn vci_of_ctx(&self, ctx: u32) -> usize {
-        (ctx / CONTEXTS_PER_ID) as usize % self.slots.len()
+        let id = (ctx / CONTEXTS_PER_ID) as usize;
+        match PINNED.get(id).map(|p| p.load(Ordering::Relaxed)) {
+            Some(v) if v != 0 => v as usize - 1,
+            _ => id % self.slots.len(),
+        }
     }
 
     /// Takes every VCI lock, in index order (slow path under MULTIPLE).
@@ -176,6 +181,18 @@ impl Pool {
         for h in COMM_VCI.iter() {
             h.store(0, Ordering::Relaxed);
         }
+    }
+}
+
+/// Context id to VCI + 1 for the communicators of streams (`MPIX_Stream_comm_create`);
+/// 0: not pinned. Set before the id carries traffic, cleared when it is released.
+static PINNED: [AtomicU8; crate::core::context::MAX_IDS as usize] =
+    [const { AtomicU8::new(0) }; crate::core::context::MAX_IDS as usize];
+
+/// Pins context id `id` to VCI `v` (a stream's), or unpins it (`None`).
+pub fn pin(id: u32, v: Option<usize>) {
+    if let Some(p) = PINNED.get(id as usize) {
+        p.store(v.map_or(0, |v| v as u8 + 1), Ordering::Relaxed);
     }
 }
 
@@ -362,6 +379,25 @@ impl Matchers {
         if let Some(h) = COMM_VCI.get(c.idx as usize) {
             h.store(v as u8 + 1, Ordering::Relaxed);
         }
+    }
+
+    /// Moves the unexpected messages of context id `id` from VCI `from` to VCI `to` (the id
+    /// was just pinned), keeping their order.
+    pub fn move_unexpected(&mut self, id: u32, from: usize, to: usize) {
+        if from == to {
+            return;
+        }
+        // SAFETY: as in `of_ctx`; `from != to`, so the two references are disjoint.
+        let (a, b) = unsafe { (self.pool.state(from), self.pool.state(to)) };
+        let mut kept = std::collections::VecDeque::new();
+        for u in a.matcher.unexpected.drain(..) {
+            if u.env.ctx / CONTEXTS_PER_ID == id {
+                b.matcher.unexpected.push_back(u);
+            } else {
+                kept.push_back(u);
+            }
+        }
+        a.matcher.unexpected = kept;
     }
 
     /// Forgets communicator `handle` (table index `idx`) everywhere (it is being freed).

@@ -25,6 +25,7 @@ mod group;
 mod info;
 mod p2p;
 mod runtime;
+mod stream;
 mod topo;
 mod topo_create;
 mod util;
@@ -42,6 +43,7 @@ pub(crate) use group::*;
 pub(crate) use info::*;
 pub(crate) use p2p::*;
 pub(crate) use runtime::*;
+pub(crate) use stream::*;
 pub(crate) use topo::*;
 pub(crate) use topo_create::*;
 
