@@ -19,7 +19,7 @@
 // Errors are exceptions (hympi::error, with the MPI error class); one escaping a parallel region
 // reaches std::terminate, where hympi's environment prints it and aborts the whole job.
 //
-// Build and run: HYMPI_CXX=g++ hympicxx -std=c++17 -O2 -fopenmp halo_cxx.cpp -o halo_cxx
+// Build and run: hympicxx -std=c++17 -O2 -fopenmp halo_cxx.cpp -o halo_cxx
 //                OMP_NUM_THREADS=2 hympiexec -n 2 ./halo_cxx [NX NY NZ ITERS]
 // (or through CMake: target_link_libraries(halo_cxx PRIVATE hympi::cxx OpenMP::OpenMP_CXX)).
 #include "halo_common.hpp"
