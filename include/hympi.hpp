@@ -570,10 +570,19 @@ public:
         detail::check(MPI_Info_set(h_, key.c_str(), value.c_str()), "MPI_Info_set");
     }
     /// MPI_Info_get_string: the value of `key`, or nothing.
+    /// (Before MPI-4, e.g. Open MPI 4: MPI_Info_get_valuelen and MPI_Info_get.)
     std::optional<std::string> get(const std::string &key) const {
         if (h_ == MPI_INFO_NULL)
             return std::nullopt;
         int flag = 0, len = 0;
+#if MPI_VERSION < 4
+        detail::check(MPI_Info_get_valuelen(h_, key.c_str(), &len, &flag), "MPI_Info_get_valuelen");
+        if (!flag)
+            return std::nullopt;
+        std::vector<char> value(static_cast<std::size_t>(len) + 1);
+        detail::check(MPI_Info_get(h_, key.c_str(), len, value.data(), &flag), "MPI_Info_get");
+        return std::string(value.data());
+#else
         char dummy[1];
         detail::check(MPI_Info_get_string(h_, key.c_str(), &len, dummy, &flag), "MPI_Info_get_string");
         if (!flag)
@@ -582,6 +591,7 @@ public:
         int buflen = static_cast<int>(buf.size());
         detail::check(MPI_Info_get_string(h_, key.c_str(), &buflen, buf.data(), &flag), "MPI_Info_get_string");
         return std::string(buf.data());
+#endif
     }
     /// MPI_Info_delete.
     void erase(const std::string &key) {
