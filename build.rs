@@ -38,6 +38,10 @@ fn main() {
     println!("cargo:rerun-if-changed=src/abi/imp");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/core/op/ext.c");
+    // libhympi.so carries the soname libhympi.so.0 (ABI major 0): programs linked against it
+    // record that name, and scripts/install-prefix installs libhympi.so.0.x.y with links.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libhympi.so.0");
+
     cc::Build::new()
         .file(root.join("src/core/op/ext.c"))
         .opt_level(2)

@@ -31,7 +31,12 @@
  * other ranks do not wait forever.
  *
  * Threads (OpenMP): `hympi::omp::thread_comm` (compiled when _OPENMP is defined) gives every
- * thread of a team its own duplicate of a communicator.
+ * thread of a team its own duplicate of a communicator; `hympi::region_hints(hint::... | ...)`
+ * makes the info object of the MPI-4 assertions (and hympi's per-thread hint) to give it.
+ *
+ * Halo exchanges: `dims_create`, `comm::cart_create`, `cart_shift`, `cart_coords`;
+ * `datatype::subarray`; `comm::isend(container, layout, dest, tag)` sends one element of a
+ * derived datatype laid over a container (bounds-checked); `hympi::waitall(std::vector<request>&)`.
  */
 #ifndef HYMPI_HPP_INCLUDED
 #define HYMPI_HPP_INCLUDED
@@ -565,10 +570,19 @@ public:
         detail::check(MPI_Info_set(h_, key.c_str(), value.c_str()), "MPI_Info_set");
     }
     /// MPI_Info_get_string: the value of `key`, or nothing.
+    /// (Before MPI-4, e.g. Open MPI 4: MPI_Info_get_valuelen and MPI_Info_get.)
     std::optional<std::string> get(const std::string &key) const {
         if (h_ == MPI_INFO_NULL)
             return std::nullopt;
         int flag = 0, len = 0;
+#if MPI_VERSION < 4
+        detail::check(MPI_Info_get_valuelen(h_, key.c_str(), &len, &flag), "MPI_Info_get_valuelen");
+        if (!flag)
+            return std::nullopt;
+        std::vector<char> value(static_cast<std::size_t>(len) + 1);
+        detail::check(MPI_Info_get(h_, key.c_str(), len, value.data(), &flag), "MPI_Info_get");
+        return std::string(value.data());
+#else
         char dummy[1];
         detail::check(MPI_Info_get_string(h_, key.c_str(), &len, dummy, &flag), "MPI_Info_get_string");
         if (!flag)
@@ -577,6 +591,7 @@ public:
         int buflen = static_cast<int>(buf.size());
         detail::check(MPI_Info_get_string(h_, key.c_str(), &buflen, buf.data(), &flag), "MPI_Info_get_string");
         return std::string(buf.data());
+#endif
     }
     /// MPI_Info_delete.
     void erase(const std::string &key) {
@@ -771,6 +786,19 @@ public:
                       "MPI_Type_create_struct");
         return adopt(t);
     }
+    /// MPI_Type_create_subarray: the block `subsizes` starting at `starts` of an array of
+    /// `sizes` elements of `old` per dimension (MPI_ORDER_C: the last dimension contiguous, or
+    /// MPI_ORDER_FORTRAN). Its extent is the whole array. Not committed.
+    static datatype subarray(const std::vector<int> &sizes, const std::vector<int> &subsizes,
+                             const std::vector<int> &starts, const datatype &old, int order = MPI_ORDER_C) {
+        if (sizes.size() != subsizes.size() || sizes.size() != starts.size())
+            throw error(MPI_ERR_ARG, "hympi::datatype::subarray (lengths differ)");
+        MPI_Datatype t;
+        detail::check(MPI_Type_create_subarray(detail::to_count(sizes.size()), sizes.data(), subsizes.data(),
+                                               starts.data(), order, old.h_, &t),
+                      "MPI_Type_create_subarray");
+        return adopt(t);
+    }
     /// MPI_Type_create_resized of this type.
     datatype resized(MPI_Aint lb, MPI_Aint extent) const {
         MPI_Datatype t;
@@ -797,6 +825,12 @@ public:
         int s = 0;
         detail::check(MPI_Type_size(h_, &s), "MPI_Type_size");
         return s;
+    }
+    /// MPI_Type_get_true_extent: {true lb, true extent} (the bytes the type really touches).
+    std::pair<MPI_Aint, MPI_Aint> true_extent() const {
+        MPI_Aint lb = 0, ext = 0;
+        detail::check(MPI_Type_get_true_extent(h_, &lb, &ext), "MPI_Type_get_true_extent");
+        return {lb, ext};
     }
     /// MPI_Type_get_extent: {lb, extent}.
     std::pair<MPI_Aint, MPI_Aint> extent() const {
@@ -859,6 +893,19 @@ private:
     MPI_Datatype h_ = MPI_DATATYPE_NULL;
     bool owned_ = false;
 };
+
+namespace detail {
+
+/// Throws MPI_ERR_BUFFER (message `what`) unless the bytes `layout` touches from the start of
+/// `buf` (its true lower bound and extent) lie inside the container.
+template <class B> void check_layout(const B &buf, const datatype &layout, const char *what) {
+    const auto [lb, ext] = layout.true_extent();
+    const std::size_t bytes = traits_t<B>::size(buf) * sizeof(value_type_t<B>);
+    if (lb < 0 || static_cast<std::size_t>(lb) + static_cast<std::size_t>(ext) > bytes)
+        throw error(MPI_ERR_BUFFER, what);
+}
+
+} // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 // Reduction operations
@@ -1088,6 +1135,9 @@ private:
     MPI_Status s_;
 };
 
+class request;
+inline void waitall(std::vector<request> &reqs);
+
 /// RAII over a nonblocking request. The destructor of an active request waits for it; while an
 /// exception unwinds the scope that made it, it cancels it, then waits.
 class request {
@@ -1145,6 +1195,7 @@ public:
 
 private:
     friend class request_set;
+    friend void waitall(std::vector<request> &reqs);
     void finish() noexcept {
         if (h_ != MPI_REQUEST_NULL && detail::mpi_active()) {
             if (std::uncaught_exceptions() > uncaught_)
@@ -1246,6 +1297,30 @@ private:
     }
     std::vector<request> reqs_;
 };
+
+/// MPI_Waitall over a vector of requests, statuses ignored (MPI_STATUSES_IGNORE). Every
+/// request is inactive afterwards (completed, or left as MPI reports it on error); the vector
+/// keeps its elements, so it may be cleared and refilled each iteration without reallocating.
+/// Throws hympi::error if MPI_Waitall fails.
+inline void waitall(std::vector<request> &reqs) {
+    constexpr std::size_t small = 32;
+    MPI_Request local[small];
+    std::vector<MPI_Request> heap;
+    MPI_Request *h = local;
+    if (reqs.size() > small) {
+        heap.resize(reqs.size());
+        h = heap.data();
+    }
+    for (std::size_t i = 0; i < reqs.size(); ++i)
+        h[i] = reqs[i].h_;
+    int rc = MPI_Waitall(detail::to_count(reqs.size()), h, MPI_STATUSES_IGNORE);
+    for (std::size_t i = 0; i < reqs.size(); ++i) {
+        reqs[i].h_ = h[i];
+        if (h[i] == MPI_REQUEST_NULL)
+            reqs[i].keep_.reset();
+    }
+    detail::check(rc, "MPI_Waitall");
+}
 
 // ---------------------------------------------------------------------------------------------
 // Communicators
@@ -1381,6 +1456,51 @@ public:
         detail::check(MPI_Comm_get_name(h_, buf, &len), "MPI_Comm_get_name");
         return std::string(buf, static_cast<std::size_t>(len));
     }
+    // ---- Cartesian topologies ----
+
+    /// MPI_Cart_create: a Cartesian communicator of dims.size() dimensions (a null comm on the
+    /// processes left out). `periods` lists the periodic dimensions (empty: none).
+    comm cart_create(const std::vector<int> &dims, const std::vector<bool> &periods = {}, bool reorder = false) const {
+        if (!periods.empty() && periods.size() != dims.size())
+            throw error(MPI_ERR_ARG, "hympi::comm::cart_create (periods and dims differ in length)");
+        std::vector<int> p(dims.size(), 0);
+        for (std::size_t d = 0; d < periods.size(); ++d)
+            p[d] = periods[d] ? 1 : 0;
+        MPI_Comm c;
+        detail::check(MPI_Cart_create(h_, detail::to_count(dims.size()), dims.data(), p.data(), reorder ? 1 : 0, &c),
+                      "MPI_Cart_create");
+        return adopt(c);
+    }
+    /// MPI_Cartdim_get: the number of dimensions of this Cartesian communicator.
+    int cart_dims() const {
+        int n = 0;
+        detail::check(MPI_Cartdim_get(h_, &n), "MPI_Cartdim_get");
+        return n;
+    }
+    /// MPI_Cart_coords of `rank`.
+    std::vector<int> cart_coords(int rank) const {
+        std::vector<int> c(static_cast<std::size_t>(cart_dims()));
+        detail::check(MPI_Cart_coords(h_, rank, detail::to_count(c.size()), c.data()), "MPI_Cart_coords");
+        return c;
+    }
+    /// MPI_Cart_coords of this process.
+    std::vector<int> cart_coords() const { return cart_coords(rank()); }
+    /// MPI_Cart_rank: the rank at `coords`.
+    int cart_rank(const std::vector<int> &coords) const {
+        if (coords.size() != static_cast<std::size_t>(cart_dims()))
+            throw error(MPI_ERR_ARG, "hympi::comm::cart_rank (wrong number of coordinates)");
+        int r = 0;
+        detail::check(MPI_Cart_rank(h_, coords.data(), &r), "MPI_Cart_rank");
+        return r;
+    }
+    /// MPI_Cart_shift: {source, dest}, the neighbours `disp` steps down and up `direction`
+    /// (MPI_PROC_NULL beyond a non-periodic edge).
+    std::pair<int, int> cart_shift(int direction, int disp = 1) const {
+        int source = MPI_PROC_NULL, dest = MPI_PROC_NULL;
+        detail::check(MPI_Cart_shift(h_, direction, disp, &source, &dest), "MPI_Cart_shift");
+        return {source, dest};
+    }
+
     /// MPI_Abort on this communicator.
     [[noreturn]] void abort(int errorcode) const noexcept {
         MPI_Abort(h_, errorcode);
@@ -1473,6 +1593,54 @@ public:
         detail::check(
             MPI_Irecv(detail::recv_ptr(buf), detail::count_of(buf), detail::type_of(buf), source, tag, h_, &r),
             "MPI_Irecv");
+        return request(r);
+    }
+    /// MPI_Isend of `count` elements of an explicit datatype at `p` (which must outlive the
+    /// request).
+    request isend(const void *p, int count, MPI_Datatype type, int dest, int tag) const {
+        MPI_Request r;
+        detail::check(MPI_Isend(p, count, type, dest, tag, h_, &r), "MPI_Isend");
+        return request(r);
+    }
+    /// MPI_Irecv of `count` elements of an explicit datatype into `p` (which must outlive the
+    /// request).
+    request irecv(void *p, int count, MPI_Datatype type, int source, int tag) const {
+        MPI_Request r;
+        detail::check(MPI_Irecv(p, count, type, source, tag, h_, &r), "MPI_Irecv");
+        return request(r);
+    }
+    /// MPI_Send of one element of `layout` (e.g. a subarray datatype) laid over the container
+    /// `buf` (std::vector, std::array, C array or view). Throws MPI_ERR_BUFFER when the bytes the
+    /// layout touches (its true extent) do not lie inside the container.
+    template <class B> void send(const B &buf, const datatype &layout, int dest, int tag) const {
+        detail::check_layout(buf, layout, "hympi::comm::send (layout outside the buffer)");
+        detail::check(MPI_Send(detail::send_ptr(buf), 1, layout.native(), dest, tag, h_), "MPI_Send");
+    }
+    /// MPI_Recv of one element of `layout` into the container `buf` (checked like send).
+    template <class B> status recv(B &&buf, const datatype &layout, int source, int tag) const {
+        static_assert(detail::out_ok<B>, "hympi: the output buffer must be an lvalue or a hympi::view");
+        detail::check_layout(buf, layout, "hympi::comm::recv (layout outside the buffer)");
+        status st;
+        detail::check(MPI_Recv(detail::recv_ptr(buf), 1, layout.native(), source, tag, h_, &st.native()), "MPI_Recv");
+        return st;
+    }
+    /// MPI_Isend of one element of `layout` over the container `buf` (checked like send; the
+    /// container must outlive the request).
+    template <class B> request isend(B &&buf, const datatype &layout, int dest, int tag) const {
+        static_assert(detail::out_ok<B>, "hympi: the buffer of a nonblocking call must be an lvalue or a hympi::view "
+                                         "(it must outlive the request)");
+        detail::check_layout(buf, layout, "hympi::comm::isend (layout outside the buffer)");
+        MPI_Request r;
+        detail::check(MPI_Isend(detail::send_ptr(buf), 1, layout.native(), dest, tag, h_, &r), "MPI_Isend");
+        return request(r);
+    }
+    /// MPI_Irecv of one element of `layout` into the container `buf` (checked like send; the
+    /// container must outlive the request).
+    template <class B> request irecv(B &&buf, const datatype &layout, int source, int tag) const {
+        static_assert(detail::out_ok<B>, "hympi: the output buffer must be an lvalue or a hympi::view");
+        detail::check_layout(buf, layout, "hympi::comm::irecv (layout outside the buffer)");
+        MPI_Request r;
+        detail::check(MPI_Irecv(detail::recv_ptr(buf), 1, layout.native(), source, tag, h_, &r), "MPI_Irecv");
         return request(r);
     }
     /// MPI_Sendrecv.
@@ -1775,6 +1943,60 @@ private:
     MPI_Comm h_ = MPI_COMM_NULL;
     bool owned_ = false;
 };
+
+/// MPI_Dims_create: a balanced grid of `nnodes` processes over dims.size() dimensions; the
+/// nonzero entries of `dims` are kept as given.
+inline std::vector<int> dims_create(int nnodes, std::vector<int> dims) {
+    detail::check(MPI_Dims_create(nnodes, detail::to_count(dims.size()), dims.data()), "MPI_Dims_create");
+    return dims;
+}
+/// MPI_Dims_create over `ndims` free dimensions.
+inline std::vector<int> dims_create(int nnodes, int ndims) {
+    if (ndims < 0)
+        throw error(MPI_ERR_DIMS, "hympi::dims_create (negative ndims)");
+    return dims_create(nnodes, std::vector<int>(static_cast<std::size_t>(ndims), 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Region hints
+// ---------------------------------------------------------------------------------------------
+
+/// Assertions about how a region's code uses a communicator, combined with `|` and turned into
+/// info keys by region_hints (the same flags as hympi.h's MPIX_HINT_*).
+enum class hint : unsigned {
+    none = 0,
+    no_any_source = 0x1,    ///< never receives with MPI_ANY_SOURCE (mpi_assert_no_any_source)
+    no_any_tag = 0x2,       ///< never receives with MPI_ANY_TAG (mpi_assert_no_any_tag)
+    allow_overtaking = 0x4, ///< does not rely on non-overtaking order (mpi_assert_allow_overtaking)
+    exact_length = 0x8,     ///< every receive posts the exact message size (mpi_assert_exact_length)
+    per_thread = 0x10,      ///< one thread per process uses it (hympi_per_thread_comm)
+};
+constexpr hint operator|(hint a, hint b) noexcept {
+    return static_cast<hint>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+constexpr bool operator&(hint a, hint b) noexcept { return (static_cast<unsigned>(a) & static_cast<unsigned>(b)) != 0; }
+
+/// A new info object holding "true" for the key of every flag in `flags`, for comm::dup(info),
+/// comm::set_info or omp::thread_comm. Other MPI libraries ignore the keys they do not know.
+inline info region_hints(hint flags) {
+    static const std::pair<hint, const char *> keys[] = {
+        {hint::no_any_source, "mpi_assert_no_any_source"},
+        {hint::no_any_tag, "mpi_assert_no_any_tag"},
+        {hint::allow_overtaking, "mpi_assert_allow_overtaking"},
+        {hint::exact_length, "mpi_assert_exact_length"},
+        {hint::per_thread, "hympi_per_thread_comm"},
+    };
+    unsigned known = 0;
+    for (const auto &k : keys)
+        known |= static_cast<unsigned>(k.first);
+    if ((static_cast<unsigned>(flags) & ~known) != 0)
+        throw error(MPI_ERR_ARG, "hympi::region_hints (unknown flag)");
+    info i = info::create();
+    for (const auto &k : keys)
+        if (flags & k.first)
+            i.set(k.second, "true");
+    return i;
+}
 
 // ---------------------------------------------------------------------------------------------
 // OpenMP helpers
