@@ -17,6 +17,7 @@ pub mod p2p;
 pub mod request;
 pub mod runtime;
 pub mod slab;
+pub mod steal;
 pub mod stream;
 pub mod team;
 pub mod topo;

@@ -118,6 +118,20 @@ pub struct RecvArgs {
     pub layout: Option<Layout>,
 }
 
+/// A rendezvous receive being copied in stealable chunks (`core::steal`): completed, and the
+/// sender told, once every chunk is done.
+#[derive(Debug)]
+pub struct PendingCopy {
+    /// The receive request.
+    pub rid: u32,
+    /// Its copy.
+    pub job: std::sync::Arc<crate::core::steal::CopyJob>,
+    /// The sender's local rank.
+    pub src_local: u32,
+    /// The sender's request token (for `Fin`).
+    pub sreq: u64,
+}
+
 /// Checks a destination rank.
 #[inline(always)]
 pub fn check_dest(c: &Comm, dest: i32) -> MpiResult<()> {
@@ -610,6 +624,39 @@ impl Runtime {
         }
     }
 
+    /// Completes the stealable copies whose chunks are all done, copying one chunk of each
+    /// unfinished one first (so they finish even when no thread helps).
+    #[cold]
+    fn progress_copies(&mut self, shm: &mut ShmEngine) -> bool {
+        let mut did = false;
+        let mut i = 0;
+        while i < self.copies.len() {
+            let job = &self.copies[i].job;
+            if !job.finished() {
+                did |= job.run_one();
+            }
+            if !self.copies[i].job.finished() {
+                i += 1;
+                continue;
+            }
+            let c = self.copies.swap_remove(i);
+            if c.job.failed() {
+                if let Some(r) = self.reqs.get_mut(c.rid) {
+                    r.status.error = MPI_ERR_OTHER;
+                }
+            }
+            self.complete(c.rid);
+            shm.send_or_queue(Outgoing::Reply {
+                dest: c.src_local,
+                kind: CellKind::Fin,
+                sreq: c.sreq,
+                rreq: 0,
+            });
+            did = true;
+        }
+        did
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn recv_rendezvous(
         &mut self,
@@ -628,7 +675,50 @@ impl Runtime {
             return self.recv_rendezvous_v(shm, rid, env, src_local, sreq, addr, total, nseg);
         }
         let n = (total as usize).min(r.cap);
-        if shm.cma_enabled() && n >= self.split_min && shm.peer_waiting(src_local) {
+        let steal = crate::core::steal::settings();
+        let split = shm.cma_enabled() && n >= self.split_min && shm.peer_waiting(src_local);
+        if !split
+            && steal.on
+            && self.thread_level == MPI_THREAD_MULTIPLE
+            && shm.cma_enabled()
+            && n >= steal.min
+            && crate::core::steal::helpers_available()
+        {
+            // The sender is busy elsewhere (when it waits, it copies half itself: the split
+            // below) and another thread of this process waits inside MPI: copy in chunks it
+            // can take.
+            // SAFETY: the receive buffer holds `cap` >= n bytes and stays valid until the
+            // request completes, which `progress_copies` does only after every chunk.
+            let job = std::sync::Arc::new(unsafe {
+                crate::core::steal::CopyJob::new(
+                    shm.pid_of(src_local),
+                    addr,
+                    r.buf,
+                    n,
+                    crate::core::steal::chunk_for(n, steal.chunk),
+                )
+            });
+            r.status = Status {
+                source: env.src,
+                tag: env.tag,
+                error: if total as usize > r.cap {
+                    MPI_ERR_TRUNCATE
+                } else {
+                    MPI_SUCCESS
+                },
+                bytes: n as u64,
+                cancelled: false,
+            };
+            crate::core::steal::publish(&job);
+            self.copies.push(PendingCopy {
+                rid,
+                job,
+                src_local,
+                sreq,
+            });
+            return;
+        }
+        if split {
             // Two cores copy: the waiting sender writes the tail, we read the head.
             let head = split_point(n);
             let (buf, cap) = (r.buf, r.cap);
@@ -796,6 +886,9 @@ impl Runtime {
             let Some(m) = shm.poll() else { break };
             did = true;
             self.handle(shm, m);
+        }
+        if !self.copies.is_empty() {
+            did |= self.progress_copies(shm);
         }
         Ok(did)
     }

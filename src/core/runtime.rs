@@ -61,6 +61,8 @@ pub struct Runtime {
     pub split_min: usize,
     /// Scratch list of send tokens completed by the transport.
     pub completions: Vec<u64>,
+    /// Large receives being copied in stealable chunks (`core::steal`).
+    pub copies: Vec<crate::core::p2p::PendingCopy>,
     /// `MPI_Get_processor_name`.
     pub processor_name: String,
     /// `MPI_COMM_SELF`'s handler was set by the user.
@@ -192,6 +194,9 @@ fn not_ready<R>(state: u8) -> MpiResult<R> {
 pub fn wait_for<R>(mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -> MpiResult<R> {
     let mut backoff = wait::Backoff::new();
     let mut marked = false;
+    let mut counted: Option<crate::core::steal::Waiting> = None;
+    // Only threads of a MULTIPLE process can help each other.
+    let steal = crate::core::steal::settings().on && fast_access() == Some(true);
     loop {
         let (got, progressed) = with(|rt| {
             if let Some(v) = step(rt)? {
@@ -213,6 +218,16 @@ pub fn wait_for<R>(mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -
             return Ok(v);
         }
         marked = true;
+        if steal {
+            // Waiting threads copy chunks of large receives (their own or others').
+            if counted.is_none() {
+                counted = Some(crate::core::steal::Waiting::start());
+            }
+            if crate::core::steal::help() {
+                backoff.reset();
+                continue;
+            }
+        }
         if progressed {
             backoff.reset();
         } else {
@@ -410,6 +425,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
             n => n as usize,
         },
         completions: Vec::new(),
+        copies: Vec::new(),
         processor_name: host,
         self_errh_set: false,
         groups: Slab::new(kind::GROUP),
@@ -448,6 +464,9 @@ pub fn finalize() -> MpiResult<()> {
     }
     // SAFETY: state is BUSY: no thread can reach the runtime any more.
     let rt = unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
+    if crate::platform::config::int("HYMPI_STATS") != 0 {
+        eprintln!("{}", crate::core::steal::stats_line(rt.world_rank));
+    }
     drop(rt);
     if let Some(p) = vci::pool() {
         p.clear();
@@ -591,7 +610,7 @@ impl Runtime {
 
     /// Whether no internal traffic is pending.
     pub fn transport_idle(&self) -> bool {
-        self.shm.as_ref().map(|s| s.idle()).unwrap_or(true)
+        self.copies.is_empty() && self.shm.as_ref().map(|s| s.idle()).unwrap_or(true)
     }
 
     /// Barrier of the node's ranks through shared memory, progressing while waiting.

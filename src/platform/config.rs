@@ -20,6 +20,10 @@ pub const KNOBS: &[Knob] = &[
     Knob { name: "HYMPI_CMA_SPLIT_MIN", default: "262144", doc: "rendezvous messages of at least this many bytes are copied by both ranks at once when the sender is waiting (its half with process_vm_writev); 0 turns splitting off" },
     Knob { name: "HYMPI_DT_IOV_MIN", default: "65536", doc: "large noncontiguous sends whose contiguous pieces average at least this many bytes are copied by one vectored process_vm_readv from the sender's segments (each remote segment costs a page pinning, ~0.5 us); smaller pieces are packed through shared-memory cells" },
     Knob { name: "HYMPI_NUM_VCIS", default: "auto", doc: "VCIs (per-VCI locks, request tables and matching queues) at MPI_THREAD_MULTIPLE (auto: the CPUs this process may run on, at most 64; below MULTIPLE always 1)" },
+    Knob { name: "HYMPI_STEAL", default: "1", doc: "1: at MPI_THREAD_MULTIPLE, a large single-copy receive becomes chunks that threads waiting inside MPI copy in parallel (stealing-aware waits) when another thread of the process is waiting; 0: off" },
+    Knob { name: "HYMPI_STEAL_MIN", default: "65536", doc: "smallest receive (bytes) cut into stealable chunks" },
+    Knob { name: "HYMPI_STEAL_CHUNK", default: "0", doc: "chunk size (bytes) of stealable copies; 0: on demand (16 KiB below 96 KiB, 32 KiB below 512 KiB, 64 KiB above)" },
+    Knob { name: "HYMPI_STATS", default: "0", doc: "1: each rank prints its stealing statistics (stealable copies, chunks, chunks copied by waiting threads) to stderr at MPI_Finalize" },
     Knob { name: "HYMPI_SPIN", default: "auto", doc: "empty polls before a waiting rank yields the CPU (auto: 2000, or 1 when oversubscribed)" },
 ];
 

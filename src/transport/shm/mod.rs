@@ -690,6 +690,11 @@ impl ShmEngine {
         unsafe { cma::readv(self.pids[src as usize], local, remote) }
     }
 
+    /// The process id of local rank `r` (for single-copy transfers run outside the engine).
+    pub fn pid_of(&self, r: u32) -> i32 {
+        self.pids[r as usize]
+    }
+
     /// Whether local rank `r` is blocked in a waiting call right now.
     pub fn peer_waiting(&self, r: u32) -> bool {
         self.seg.slot(r).waiting.load(Ordering::Relaxed) != 0
