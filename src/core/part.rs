@@ -146,6 +146,8 @@ pub struct Part {
     pub seg_tok: Vec<u64>,
     /// First error of this round.
     pub error: i32,
+    /// The handshake failed with this error class (`MPI_SUCCESS`: it did not).
+    pub failed: i32,
 }
 
 impl Drop for Part {
@@ -201,12 +203,7 @@ pub struct PartArgs {
 
 /// The partitioned state of request `rid`, if it is one.
 pub fn part_of(rt: &mut Runtime, rid: u32) -> Option<&mut Part> {
-    rt.reqs
-        .get_mut(rid)?
-        .extra
-        .as_mut()?
-        .part
-        .as_deref_mut()
+    rt.reqs.get_mut(rid)?.extra.as_mut()?.part.as_deref_mut()
 }
 
 /// Whether request `rid` is partitioned.
@@ -228,10 +225,16 @@ impl Background for Handshake {
         let Some(rid) = rt.reqs.decode(self.handle) else {
             return true;
         };
-        match handshake_step(rt, rid) {
-            Ok(done) => done,
-            Err(_) => true,
-        }
+        handshake_step(rt, rid).unwrap_or_else(|e| {
+            // The request can never move data: its rounds complete with the error.
+            if let Some(p) = part_of(rt, rid) {
+                p.failed = e.class();
+            }
+            if rt.reqs.get(rid).is_some_and(|r| r.active && !r.done) {
+                fail_round(rt, rid);
+            }
+            true
+        })
     }
 }
 
@@ -374,6 +377,7 @@ pub fn init(rt: &mut Runtime, a: PartArgs) -> MpiResult<u32> {
         pending: 0,
         seg_tok: Vec::new(),
         error: MPI_SUCCESS,
+        failed: MPI_SUCCESS,
     };
     let token = rt.reqs.token(rid);
     let r = rt.reqs.get_mut(rid).unwrap();
@@ -390,13 +394,7 @@ pub fn init(rt: &mut Runtime, a: PartArgs) -> MpiResult<u32> {
             a.comm,
             a.peer,
             HS_TAG,
-            [
-                1,
-                a.tag as u64,
-                a.parts as u64,
-                part_bytes as u64,
-                token,
-            ],
+            [1, a.tag as u64, a.parts as u64, part_bytes as u64, token],
         )?;
     }
     let handle = rt.reqs.handle(rid);
@@ -413,8 +411,7 @@ fn handshake_step(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
     if p.link.is_some() {
         return Ok(true);
     }
-    let (send, comm, peer, tag, parts, pb) =
-        (p.send, p.comm, p.peer, p.tag, p.parts, p.part_bytes);
+    let (send, comm, peer, tag, parts, pb) = (p.send, p.comm, p.peer, p.tag, p.parts, p.part_bytes);
     if send {
         let Some(w) = take_ctrl(rt, comm, peer, HS_REPLY_TAG, |w| w[0] == 2 && w[1] == token)
         else {
@@ -434,8 +431,7 @@ fn handshake_step(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
             first,
         });
     } else {
-        let Some(w) = take_ctrl(rt, comm, peer, HS_TAG, |w| w[0] == 1 && w[1] == tag as u64)
-        else {
+        let Some(w) = take_ctrl(rt, comm, peer, HS_TAG, |w| w[0] == 1 && w[1] == tag as u64) else {
             return Ok(false);
         };
         let (sparts, spb, stoken) = (w[2] as usize, w[3] as usize, w[4]);
@@ -443,7 +439,10 @@ fn handshake_step(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
         let total = (parts * pb).min(peer_total);
         let segs = segments(total, spb, pb);
         let Some(base) = alloc_tags(segs.len() as u32) else {
-            return fail(MPI_ERR_INTERN, "out of internal tags for partitioned requests");
+            return fail(
+                MPI_ERR_INTERN,
+                "out of internal tags for partitioned requests",
+            );
         };
         let first = firsts(&segs, parts, pb);
         send_ctrl(
@@ -499,10 +498,25 @@ pub fn start(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
         rt.complete(rid);
         return Ok(true);
     }
-    if p.link.is_some() {
+    if p.failed != MPI_SUCCESS {
+        fail_round(rt, rid);
+    } else if p.link.is_some() {
         begin_round(rt, rid)?;
     }
     Ok(true)
+}
+
+/// Completes the current round of `rid`, whose handshake failed, with that error.
+fn fail_round(rt: &mut Runtime, rid: u32) {
+    let Some(p) = part_of(rt, rid) else {
+        return;
+    };
+    let error = p.failed;
+    rt.reqs.get_mut(rid).unwrap().status = Status {
+        error,
+        ..Status::EMPTY
+    };
+    rt.complete(rid);
 }
 
 /// Begins the current round once the handshake is known: the receiver posts one receive per

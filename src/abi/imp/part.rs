@@ -197,7 +197,9 @@ fn with_part<R>(
 }
 
 pub(crate) unsafe fn MPI_Pready(partition: c_int, request: MPI_Request) -> MpiResult<()> {
-    with_part(request, |rt, rid| part::pready(rt, rid, &[partition as i64]))
+    with_part(request, |rt, rid| {
+        part::pready(rt, rid, &[partition as i64])
+    })
 }
 
 pub(crate) unsafe fn MPI_Pready_range(
