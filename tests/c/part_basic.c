@@ -8,6 +8,7 @@
  * for rendezvous, a derived datatype on the send side, MPI_PROC_NULL, MPI_Request_get_status,
  * and the error classes of misuse under MPI_ERRORS_RETURN. */
 #include "mtest.h"
+#include "mtest_inter.h"
 
 static int right, left;
 
@@ -252,14 +253,19 @@ static void errors(void)
     CHECK(rc != MPI_SUCCESS, "MPI_Parrived of partition 2 of 2 succeeded");
 #ifndef MPICH_VERSION
     /* hympi's classes (MPICH's differ or abort for some of these). */
-    CHECK_CLASS(MPI_Pready(2, s), MPI_ERR_ARG, "MPI_Pready(out of range)");
-    CHECK_CLASS(MPI_Pready(0, r), MPI_ERR_REQUEST, "MPI_Pready(receive request)");
-    CHECK_CLASS(MPI_Parrived(r, 5, &flag), MPI_ERR_ARG, "MPI_Parrived(out of range)");
-    CHECK_CLASS(MPI_Parrived(s, 0, &flag), MPI_ERR_REQUEST, "MPI_Parrived(send request)");
+    rc = MPI_Pready(2, s);
+    CHECK_CLASS(rc, MPI_ERR_ARG, "MPI_Pready(out of range)");
+    rc = MPI_Pready(0, r);
+    CHECK_CLASS(rc, MPI_ERR_REQUEST, "MPI_Pready(receive request)");
+    rc = MPI_Parrived(r, 5, &flag);
+    CHECK_CLASS(rc, MPI_ERR_ARG, "MPI_Parrived(out of range)");
+    rc = MPI_Parrived(s, 0, &flag);
+    CHECK_CLASS(rc, MPI_ERR_REQUEST, "MPI_Parrived(send request)");
 #endif
     CHECK_RC(MPI_Pready_range(0, 1, s), "MPI_Pready_range");
 #ifndef MPICH_VERSION
-    CHECK_CLASS(MPI_Pready(1, s), MPI_ERR_ARG, "MPI_Pready(already ready)");
+    rc = MPI_Pready(1, s);
+    CHECK_CLASS(rc, MPI_ERR_ARG, "MPI_Pready(already ready)");
 #endif
     CHECK_RC(MPI_Wait(&s, MPI_STATUS_IGNORE), "MPI_Wait(send)");
     CHECK_RC(MPI_Wait(&r, MPI_STATUS_IGNORE), "MPI_Wait(recv)");
@@ -276,14 +282,14 @@ static void errors(void)
     rc = MPI_Psend_init(b, 2, 4, MPI_INT, right, 5, MPI_COMM_NULL, MPI_INFO_NULL, &tmp);
     CHECK(rc != MPI_SUCCESS, "MPI_Psend_init on MPI_COMM_NULL succeeded");
 #ifndef MPICH_VERSION
-    CHECK_CLASS(MPI_Precv_init(b, 2, 4, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, MPI_INFO_NULL,
-                               &tmp),
-                MPI_ERR_RANK, "MPI_Precv_init(MPI_ANY_SOURCE)");
-    CHECK_CLASS(MPI_Precv_init(b, 2, 4, MPI_INT, left, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_INFO_NULL,
-                               &tmp),
-                MPI_ERR_TAG, "MPI_Precv_init(MPI_ANY_TAG)");
-    CHECK_CLASS(MPI_Psend_init(b, -1, 4, MPI_INT, right, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &tmp),
-                MPI_ERR_ARG, "MPI_Psend_init(partitions -1)");
+    rc = MPI_Precv_init(b, 2, 4, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, MPI_INFO_NULL,
+                               &tmp);
+    CHECK_CLASS(rc, MPI_ERR_RANK, "MPI_Precv_init(MPI_ANY_SOURCE)");
+    rc = MPI_Precv_init(b, 2, 4, MPI_INT, left, MPI_ANY_TAG, MPI_COMM_WORLD, MPI_INFO_NULL,
+                               &tmp);
+    CHECK_CLASS(rc, MPI_ERR_TAG, "MPI_Precv_init(MPI_ANY_TAG)");
+    rc = MPI_Psend_init(b, -1, 4, MPI_INT, right, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &tmp);
+    CHECK_CLASS(rc, MPI_ERR_ARG, "MPI_Psend_init(partitions -1)");
 #endif
     CHECK(tmp == MPI_REQUEST_NULL, "a failed init wrote a request");
     MPI_Request_free(&s);
@@ -291,6 +297,184 @@ static void errors(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
+
+/* Partitioned traffic is invisible to wildcard receives, and two communicators with the same
+ * tag do not mix. */
+static void isolation(void)
+{
+    enum { P = 4, C = 64 };
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    int a[P * C], b[P * C], ra[P * C], rb[P * C], user = -1, flag = 0;
+    for (int i = 0; i < P * C; i++) {
+        a[i] = val(4, mtest_rank, i);
+        b[i] = val(5, mtest_rank, i);
+        ra[i] = rb[i] = -1;
+    }
+    MPI_Request w, r[4];
+    MPI_Irecv(&user, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, dup, &w);
+    MPI_Psend_init(a, P, C, MPI_INT, right, 5, dup, MPI_INFO_NULL, &r[0]);
+    MPI_Psend_init(b, P, C, MPI_INT, right, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+    MPI_Precv_init(rb, P, C, MPI_INT, left, 5, MPI_COMM_WORLD, MPI_INFO_NULL, &r[3]);
+    MPI_Precv_init(ra, 2 * P, C / 2, MPI_INT, left, 5, dup, MPI_INFO_NULL, &r[2]);
+    MPI_Startall(4, r);
+    MPI_Pready_range(0, P - 1, r[0]);
+    MPI_Pready_range(0, P - 1, r[1]);
+    CHECK_RC(MPI_Waitall(4, r, MPI_STATUSES_IGNORE), "MPI_Waitall(isolation)");
+    for (int i = 0; i < P * C; i++)
+        if (!CHECK(ra[i] == val(4, left, i) && rb[i] == val(5, left, i),
+                   "isolation: element %d got %d/%d", i, ra[i], rb[i]))
+            break;
+    MPI_Test(&w, &flag, MPI_STATUS_IGNORE);
+    CHECK(flag == 0, "a wildcard receive matched partitioned traffic");
+    MPI_Barrier(MPI_COMM_WORLD); /* nobody sends the user message before every rank tested */
+    int mine = 1000 + mtest_rank;
+    MPI_Send(&mine, 1, MPI_INT, right, 99, dup);
+    MPI_Status st;
+    MPI_Wait(&w, &st);
+    CHECK(user == 1000 + left && st.MPI_TAG == 99, "wildcard receive got %d tag %d", user,
+          st.MPI_TAG);
+    for (int i = 0; i < 4; i++)
+        MPI_Request_free(&r[i]);
+    MPI_Comm_free(&dup);
+}
+
+/* Between the two groups of an intercommunicator: local rank i of each group exchanges with
+ * remote rank i. */
+static void inter(void)
+{
+    MPI_Comm ic;
+    int color, rsize, lrank;
+    if (!MTest_Inter_make(0, &ic, &color))
+        return;
+    MPI_Comm_remote_size(ic, &rsize);
+    MPI_Comm_rank(ic, &lrank);
+    if (lrank < rsize) {
+        enum { P = 3, C = 100 };
+        int s[P * C], d[P * C];
+        MPI_Request r[2];
+        for (int i = 0; i < P * C; i++) {
+            s[i] = val(6 + color, lrank, i);
+            d[i] = -1;
+        }
+        MPI_Psend_init(s, P, C, MPI_INT, lrank, 1, ic, MPI_INFO_NULL, &r[0]);
+        MPI_Precv_init(d, 5, P * C / 5, MPI_INT, lrank, 1, ic, MPI_INFO_NULL, &r[1]);
+        for (int round = 0; round < 2; round++) {
+            MPI_Startall(2, r);
+            MPI_Pready_range(0, P - 1, r[0]);
+            CHECK_RC(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), "MPI_Waitall(inter)");
+            for (int i = 0; i < P * C; i++)
+                if (!CHECK(d[i] == val(7 - color, lrank, i), "inter: element %d is %d", i, d[i]))
+                    break;
+        }
+        MPI_Request_free(&r[0]);
+        MPI_Request_free(&r[1]);
+    }
+    MPI_Comm_free(&ic);
+}
+
+/* A predefined pair type (holes inside each element) on both sides, and a large strided
+ * receive (rendezvous into a noncontiguous buffer). */
+static void staged(void)
+{
+    enum { N = 12 };
+    struct { double d; int i; } s[N], d[N];
+    MPI_Request r[2];
+    for (int i = 0; i < N; i++) {
+        s[i].d = mtest_rank + i * 0.5;
+        s[i].i = val(8, mtest_rank, i);
+        d[i].d = -1;
+        d[i].i = -1;
+    }
+    MPI_Psend_init(s, 3, N / 3, MPI_DOUBLE_INT, right, 12, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+    MPI_Precv_init(d, 2, N / 2, MPI_DOUBLE_INT, left, 12, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+    MPI_Startall(2, r);
+    MPI_Pready_range(0, 2, r[0]);
+    int flag = 0;
+    while (!flag)
+        MPI_Parrived(r[1], 0, &flag);
+    for (int i = 0; i < N / 2; i++) /* partition 0 is readable once MPI_Parrived says so */
+        if (!CHECK(d[i].d == left + i * 0.5 && d[i].i == val(8, left, i),
+                   "pair partition 0: element %d is %g/%d", i, d[i].d, d[i].i))
+            break;
+    CHECK_RC(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), "MPI_Waitall(pair)");
+    for (int i = 0; i < N; i++)
+        if (!CHECK(d[i].d == left + i * 0.5 && d[i].i == val(8, left, i),
+                   "pair: element %d is %g/%d", i, d[i].d, d[i].i))
+            break;
+    MPI_Request_free(&r[0]);
+    MPI_Request_free(&r[1]);
+
+    enum { M = 50000 };
+    int *src = malloc(sizeof(int) * M), *dst = malloc(sizeof(int) * 2 * M);
+    MPI_Datatype every2;
+    MPI_Type_vector(M / 4, 1, 2, MPI_INT, &every2); /* M / 4 ints, every second one */
+    MPI_Type_commit(&every2);
+    for (int i = 0; i < M; i++)
+        src[i] = val(9, mtest_rank, i);
+    for (int i = 0; i < 2 * M; i++)
+        dst[i] = -1;
+    MPI_Aint lb, ext;
+    MPI_Type_get_extent(every2, &lb, &ext);
+    /* Receive: 4 partitions of one every2 each; the type's extent ends at its last int, so
+     * element k starts k * ext bytes in. */
+    MPI_Psend_init(src, 5, M / 5, MPI_INT, right, 13, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+    MPI_Precv_init(dst, 4, 1, every2, left, 13, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+    MPI_Startall(2, r);
+    MPI_Pready_range(0, 4, r[0]);
+    CHECK_RC(MPI_Waitall(2, r, MPI_STATUSES_IGNORE), "MPI_Waitall(strided)");
+    int per = M / 4, stride_el = (int)(ext / sizeof(int));
+    for (int p = 0; p < 4; p++) {
+        for (int k = 0; k < per; k++) {
+            int at = p * stride_el + 2 * k, want = val(9, left, p * per + k);
+            if (!CHECK(dst[at] == want, "strided: partition %d int %d is %d, expected %d", p, k,
+                       dst[at], want))
+                goto out;
+            if (k + 1 < per && !CHECK(dst[at + 1] == -1, "strided: hole %d written", at + 1))
+                goto out;
+        }
+    }
+out:
+    MPI_Request_free(&r[0]);
+    MPI_Request_free(&r[1]);
+    MPI_Type_free(&every2);
+    free(src);
+    free(dst);
+}
+
+#ifndef MPICH_VERSION
+/* hympi's behaviour on erroneous programs MPICH handles differently. */
+static void hympi_errors(void)
+{
+    int s[40], d[20], rc;
+    MPI_Request r[2];
+    MTest_Errors_return_all();
+    for (int i = 0; i < 40; i++)
+        s[i] = val(10, mtest_rank, i);
+    /* A receive smaller than the message: the part that fits arrives, then MPI_ERR_TRUNCATE. */
+    MPI_Psend_init(s, 4, 10, MPI_INT, right, 14, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+    MPI_Precv_init(d, 2, 10, MPI_INT, left, 14, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+    MPI_Startall(2, r);
+    /* Freeing or cancelling an active partitioned request is erroneous. */
+    rc = MPI_Cancel(&r[1]);
+    CHECK_CLASS(rc, MPI_ERR_REQUEST, "MPI_Cancel(active partitioned)");
+    MPI_Request keep = r[0];
+    rc = MPI_Request_free(&keep);
+    CHECK_CLASS(rc, MPI_ERR_REQUEST, "MPI_Request_free(active)");
+    MPI_Pready_range(0, 3, r[0]);
+    CHECK_RC(MPI_Wait(&r[0], MPI_STATUS_IGNORE), "MPI_Wait(longer send)");
+    MPI_Status st;
+    rc = MPI_Wait(&r[1], &st);
+    CHECK_CLASS(rc, MPI_ERR_TRUNCATE, "MPI_Wait(short partitioned receive)");
+    for (int i = 0; i < 20; i++)
+        if (!CHECK(d[i] == val(10, left, i), "truncated: element %d is %d", i, d[i]))
+            break;
+    MPI_Request_free(&r[0]);
+    MPI_Request_free(&r[1]);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+}
+#endif
 
 int main(int argc, char **argv)
 {
@@ -313,5 +497,11 @@ int main(int argc, char **argv)
     proc_null(); /* MPICH 4.0's MPI_Psend_init to MPI_PROC_NULL crashes (tests/c/README.md) */
 #endif
     errors();
+    isolation();
+    inter();
+    staged();
+#ifndef MPICH_VERSION
+    hympi_errors();
+#endif
     return MTest_Finalize(0);
 }
