@@ -476,6 +476,76 @@ static void hympi_errors(void)
 }
 #endif
 
+/* Random partitionings (the same on every rank), K pairs of requests live at once with
+ * distinct tags, partitions marked ready in random order interleaved across requests,
+ * completion by MPI_Waitany. */
+static void random_mix(void)
+{
+    enum { K = 3, ITER = 25 };
+    uint64_t seed = 12345;
+    for (int it = 0; it < ITER; it++) {
+        int sp[K], sc[K], rp[K], total[K];
+        int *sb[K], *rb[K];
+        MPI_Request r[2 * K];
+        for (int k = 0; k < K; k++) {
+            sp[k] = 1 + (int)MTest_Rand_below(&seed, 9);
+            sc[k] = 1 + (int)MTest_Rand_below(&seed, 3000);
+            total[k] = sp[k] * sc[k];
+            do
+                rp[k] = 1 + (int)MTest_Rand_below(&seed, 12);
+            while (total[k] % rp[k]);
+            sb[k] = malloc(sizeof(int) * total[k]);
+            rb[k] = malloc(sizeof(int) * total[k]);
+            for (int i = 0; i < total[k]; i++) {
+                sb[k][i] = val(it, mtest_rank, i) ^ k;
+                rb[k][i] = -1;
+            }
+            MPI_Psend_init(sb[k], sp[k], sc[k], MPI_INT, right, 20 + k, MPI_COMM_WORLD,
+                           MPI_INFO_NULL, &r[k]);
+            MPI_Precv_init(rb[k], rp[k], total[k] / rp[k], MPI_INT, left, 20 + k,
+                           MPI_COMM_WORLD, MPI_INFO_NULL, &r[K + k]);
+        }
+        MPI_Startall(2 * K, r);
+        /* Every (request, partition) once, in a random order. */
+        int n = 0, order[K * 9][2];
+        for (int k = 0; k < K; k++)
+            for (int i = 0; i < sp[k]; i++) {
+                order[n][0] = k;
+                order[n][1] = i;
+                n++;
+            }
+        uint64_t local = seed ^ (uint64_t)(mtest_rank + 1);
+        for (int i = n - 1; i > 0; i--) {
+            int j = (int)MTest_Rand_below(&local, i + 1), a = order[i][0], b = order[i][1];
+            order[i][0] = order[j][0];
+            order[i][1] = order[j][1];
+            order[j][0] = a;
+            order[j][1] = b;
+        }
+        for (int i = 0; i < n; i++)
+            CHECK_RC(MPI_Pready(order[i][1], r[order[i][0]]), "MPI_Pready(random)");
+        for (int done = 0; done < 2 * K; done++) {
+            int idx = -1;
+            CHECK_RC(MPI_Waitany(2 * K, r, &idx, MPI_STATUS_IGNORE), "MPI_Waitany");
+            /* Persistent: the handle stays; keep it out of the next Waitany by swapping in
+             * a null request. */
+            if (idx >= 0 && idx < 2 * K) {
+                MPI_Request_free(&r[idx]);
+                r[idx] = MPI_REQUEST_NULL;
+            }
+        }
+        for (int k = 0; k < K; k++) {
+            for (int i = 0; i < total[k]; i++)
+                if (!CHECK(rb[k][i] == (val(it, left, i) ^ k),
+                           "random %d request %d (%dx%d -> %d): element %d is %d", it, k, sp[k],
+                           sc[k], rp[k], i, rb[k][i]))
+                    break;
+            free(sb[k]);
+            free(rb[k]);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -498,6 +568,7 @@ int main(int argc, char **argv)
 #endif
     errors();
     isolation();
+    random_mix();
     inter();
     staged();
 #ifndef MPICH_VERSION
