@@ -816,3 +816,51 @@ pub fn parrived(rt: &mut Runtime, rid: u32, j: i64) -> MpiResult<bool> {
 pub fn busy(rt: &Runtime, rid: u32) -> bool {
     is_part(rt, rid) && rt.reqs.get(rid).is_some_and(|r| r.active && !r.done)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_cut_at_both_partitionings() {
+        assert_eq!(segments(0, 4, 6), vec![]);
+        assert_eq!(segments(12, 4, 4), vec![(0, 4), (4, 4), (8, 4)]);
+        assert_eq!(segments(12, 4, 6), vec![(0, 4), (4, 2), (6, 2), (8, 4)]);
+        // 3 x 40 against 8 x 15.
+        let s = segments(120, 40, 15);
+        let cuts: Vec<usize> = s.iter().map(|&(o, _)| o).collect();
+        assert_eq!(cuts, vec![0, 15, 30, 40, 45, 60, 75, 80, 90, 105]);
+        assert_eq!(s.iter().map(|&(_, l)| l).sum::<usize>(), 120);
+        // A shorter total (truncated receive) stops at the total.
+        assert_eq!(segments(10, 4, 100), vec![(0, 4), (4, 4), (8, 2)]);
+    }
+
+    #[test]
+    fn firsts_index_the_segments_of_each_partition() {
+        let s = segments(12, 4, 6);
+        assert_eq!(firsts(&s, 3, 4), vec![0, 1, 3, 4]);
+        assert_eq!(firsts(&s, 2, 6), vec![0, 2, 4]);
+        // Partitions beyond the data have no segments.
+        let s = segments(8, 4, 100);
+        assert_eq!(firsts(&s, 4, 4), vec![0, 1, 2, 2, 2]);
+    }
+
+    #[test]
+    fn tag_ranges_are_disjoint_and_reused() {
+        let a = alloc_tags(10).unwrap();
+        let b = alloc_tags(5).unwrap();
+        assert!(b >= a + 10 || b + 5 <= a);
+        release_tags(a, 10);
+        let c = alloc_tags(10).unwrap();
+        assert!(c + 10 <= b || c >= b + 5);
+        release_tags(b, 5);
+        release_tags(c, 10);
+    }
+
+    #[test]
+    fn handshake_words_round_trip() {
+        let w = [1, 2, 3, u64::MAX, 5];
+        assert_eq!(decode_words(&encode(w)), Some(w));
+        assert_eq!(decode_words(&[0u8; 8]), None);
+    }
+}
