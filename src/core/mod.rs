@@ -14,6 +14,7 @@ pub mod info;
 pub mod matching;
 pub mod op;
 pub mod p2p;
+pub mod part;
 pub mod request;
 pub mod runtime;
 pub mod slab;

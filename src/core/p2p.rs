@@ -256,6 +256,10 @@ impl Runtime {
         let Some(p) = self.reqs.get_mut(parent) else {
             return;
         };
+        if p.extra.as_ref().is_some_and(|e| e.part.is_some()) {
+            // A segment of a partitioned request.
+            return crate::core::part::segment_done(self, parent, status);
+        }
         if kind == ReqKind::Recv {
             p.status = status;
         }

@@ -132,6 +132,8 @@ pub struct Extra {
     pub layout: Option<crate::core::datatype::Layout>,
     /// Vectored rendezvous send: the segments (address, length) the receiver reads.
     pub iov: Vec<[u64; 2]>,
+    /// Partitioned request (`MPI_Psend_init` / `MPI_Precv_init`): its state (`core::part`).
+    pub part: Option<Box<crate::core::part::Part>>,
 }
 
 /// One operation.

@@ -1140,6 +1140,12 @@ pub(crate) unsafe fn MPI_Request_free(request: *mut MPI_Request) -> MpiResult<()
     let slot = out(request, "request")?;
     runtime::with(|rt| {
         let rid = request_index(rt, *slot)?;
+        if crate::core::part::busy(rt, rid) {
+            return fail(
+                MPI_ERR_REQUEST,
+                "freeing an active partitioned request before it completed is erroneous",
+            );
+        }
         let r = rt.reqs.get_mut(rid).unwrap();
         if rid == DONE_SEND {
             // The shared complete send request stays.
@@ -1158,6 +1164,12 @@ pub(crate) unsafe fn MPI_Cancel(request: *mut MPI_Request) -> MpiResult<()> {
     let slot = out(request, "request")?;
     runtime::with(|rt| {
         let rid = request_index(rt, *slot)?;
+        if crate::core::part::busy(rt, rid) {
+            return fail(
+                MPI_ERR_REQUEST,
+                "cancelling an active partitioned request is erroneous",
+            );
+        }
         let r = rt.reqs.get(rid).unwrap();
         if r.kind == ReqKind::Recv
             && !r.done
@@ -1692,6 +1704,9 @@ pub(crate) unsafe fn MPI_Recv_init_c(
 fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
     let rid = request_index(rt, h)?;
     if crate::coll::sched::start_persistent(rt, rid)? {
+        return Ok(());
+    }
+    if crate::core::part::start(rt, rid)? {
         return Ok(());
     }
     let r = rt.reqs.get_mut(rid).unwrap();
