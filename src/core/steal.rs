@@ -18,6 +18,11 @@
 //! turns stealing off; `HYMPI_STATS=1` prints, at `MPI_Finalize`, how many chunks were copied
 //! and how many of them by waiting threads.
 
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicUsize as ClaimCounter, Ordering as ClaimOrdering};
+#[cfg(not(loom))]
+use std::sync::atomic::{AtomicUsize as ClaimCounter, Ordering as ClaimOrdering};
+
 use crate::platform::{cma, config};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -98,6 +103,49 @@ pub fn helpers_available() -> bool {
     WAITERS.load(Ordering::Relaxed) > me
 }
 
+/// The chunk bookkeeping of a job: the next chunk to claim and the chunks done. A claim is a
+/// `fetch_add`, so every chunk goes to exactly one thread; a chunk's data is written before
+/// its `finish` (release), and whoever sees [`Claims::finished`] (acquire) sees all of it
+/// (checked by the loom model below).
+#[derive(Debug)]
+pub struct Claims {
+    n: usize,
+    next: ClaimCounter,
+    done: ClaimCounter,
+}
+
+impl Claims {
+    /// Bookkeeping of `n` chunks.
+    pub fn new(n: usize) -> Self {
+        Claims {
+            n,
+            next: ClaimCounter::new(0),
+            done: ClaimCounter::new(0),
+        }
+    }
+
+    /// Claims the next chunk, if any is left.
+    pub fn claim(&self) -> Option<usize> {
+        let i = self.next.fetch_add(1, ClaimOrdering::AcqRel);
+        (i < self.n).then_some(i)
+    }
+
+    /// Records that a claimed chunk is done (its data written).
+    pub fn finish(&self) {
+        self.done.fetch_add(1, ClaimOrdering::AcqRel);
+    }
+
+    /// Whether every chunk is done.
+    pub fn finished(&self) -> bool {
+        self.done.load(ClaimOrdering::Acquire) >= self.n
+    }
+
+    /// Whether chunks are left to claim.
+    pub fn open(&self) -> bool {
+        self.next.load(ClaimOrdering::Relaxed) < self.n
+    }
+}
+
 /// A large copy from a node peer's memory, cut into chunks.
 #[derive(Debug)]
 pub struct CopyJob {
@@ -106,9 +154,7 @@ pub struct CopyJob {
     local: usize,
     len: usize,
     chunk: usize,
-    nchunks: usize,
-    next: AtomicUsize,
-    done: AtomicUsize,
+    claims: Claims,
     failed: AtomicBool,
 }
 
@@ -126,19 +172,16 @@ impl CopyJob {
             local: local as usize,
             len,
             chunk,
-            nchunks: len.div_ceil(chunk).max(1),
-            next: AtomicUsize::new(0),
-            done: AtomicUsize::new(0),
+            claims: Claims::new(len.div_ceil(chunk).max(1)),
             failed: AtomicBool::new(false),
         }
     }
 
     /// Claims and copies one chunk; `false` when every chunk was already claimed.
     pub fn run_one(&self) -> bool {
-        let i = self.next.fetch_add(1, Ordering::AcqRel);
-        if i >= self.nchunks {
+        let Some(i) = self.claims.claim() else {
             return false;
-        }
+        };
         let off = i * self.chunk;
         let n = self.chunk.min(self.len - off.min(self.len));
         if n > 0 {
@@ -157,13 +200,13 @@ impl CopyJob {
             }
         }
         CHUNKS.fetch_add(1, Ordering::Relaxed);
-        self.done.fetch_add(1, Ordering::AcqRel);
+        self.claims.finish();
         true
     }
 
     /// Whether every chunk has been copied.
     pub fn finished(&self) -> bool {
-        self.done.load(Ordering::Acquire) >= self.nchunks
+        self.claims.finished()
     }
 
     /// Whether a copy failed.
@@ -173,7 +216,7 @@ impl CopyJob {
 
     /// Whether chunks are left to claim.
     fn open(&self) -> bool {
-        self.next.load(Ordering::Relaxed) < self.nchunks
+        self.claims.open()
     }
 }
 
@@ -268,5 +311,55 @@ mod tests {
         assert_eq!(n, src.len().div_ceil(4096));
         assert!(job.finished() && !job.failed());
         assert_eq!(dst, src);
+    }
+}
+
+#[cfg(loom)]
+mod loom_tests {
+    use super::Claims;
+    use loom::cell::UnsafeCell;
+    use loom::sync::Arc;
+
+    /// A helper and the owner claim the chunks of a 3-chunk job and write them; every chunk
+    /// is claimed once, and once the owner sees the job finished it reads every chunk's data
+    /// without a race (loom checks the accesses), under every interleaving.
+    #[test]
+    fn loom_chunks_are_claimed_once_and_visible_when_finished() {
+        let mut model = loom::model::Builder::new();
+        model.preemption_bound = Some(3);
+        model.check(|| {
+            let claims = Arc::new(Claims::new(3));
+            let data: Arc<Vec<UnsafeCell<usize>>> =
+                Arc::new((0..3).map(|_| UnsafeCell::new(0)).collect());
+            let run = |claims: &Claims, data: &[UnsafeCell<usize>]| {
+                let mut n = 0;
+                while let Some(i) = claims.claim() {
+                    // SAFETY (model): chunk i belongs to this claimer alone until `finish`.
+                    data[i].with_mut(|p| unsafe { *p = i + 1 });
+                    claims.finish();
+                    n += 1;
+                }
+                n
+            };
+            let helpers: Vec<_> = (0..1)
+                .map(|_| {
+                    let (c, d) = (claims.clone(), data.clone());
+                    loom::thread::spawn(move || run(&c, &d))
+                })
+                .collect();
+            let mut n = run(&claims, &data);
+            while !claims.finished() {
+                loom::thread::yield_now();
+            }
+            for (i, d) in data.iter().enumerate() {
+                // SAFETY (model): every chunk finished; loom flags any unordered access.
+                assert_eq!(d.with(|p| unsafe { *p }), i + 1);
+            }
+            n += helpers
+                .into_iter()
+                .map(|h| h.join().unwrap())
+                .sum::<usize>();
+            assert_eq!(n, 3);
+        });
     }
 }
