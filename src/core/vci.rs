@@ -414,11 +414,39 @@ impl Matchers {
     }
 }
 
+/// The thread-safety model of `MPI_THREAD_MULTIPLE` (`HYMPI_THREAD_MODEL`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThreadModel {
+    /// One lock for everything: a single VCI, whose lock every call takes.
+    Global,
+    /// A lock per VCI (the default).
+    Vci,
+}
+
+/// The model chosen by `HYMPI_THREAD_MODEL` (`global` or `vci`); the models not implemented
+/// yet (`lockq`, `csync`, `offload`) and unknown names fall back to `vci` with a warning.
+pub fn thread_model() -> ThreadModel {
+    static M: std::sync::OnceLock<ThreadModel> = std::sync::OnceLock::new();
+    *M.get_or_init(|| {
+        let name = crate::platform::config::text("HYMPI_THREAD_MODEL");
+        match name.trim() {
+            "global" => ThreadModel::Global,
+            "vci" | "" => ThreadModel::Vci,
+            other => {
+                eprintln!(
+                    "hympi: HYMPI_THREAD_MODEL={other} is not available (implemented: global, vci); using vci"
+                );
+                ThreadModel::Vci
+            }
+        }
+    })
+}
+
 /// Number of VCIs for a process at thread level MULTIPLE (`multiple`) or below:
 /// `HYMPI_NUM_VCIS` when set, else the CPUs this process may run on, capped at
 /// [`MAX_VCIS`]; always 1 below MULTIPLE (one thread at a time gains nothing from more).
 pub fn default_count(multiple: bool) -> usize {
-    if !multiple {
+    if !multiple || thread_model() == ThreadModel::Global {
         return 1;
     }
     match crate::platform::config::int("HYMPI_NUM_VCIS") {

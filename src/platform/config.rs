@@ -19,6 +19,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { name: "HYMPI_SHM_CELL_SIZE", default: "16384", doc: "bytes per shared-memory cell (header included)" },
     Knob { name: "HYMPI_CMA_SPLIT_MIN", default: "262144", doc: "rendezvous messages of at least this many bytes are copied by both ranks at once when the sender is waiting (its half with process_vm_writev); 0 turns splitting off" },
     Knob { name: "HYMPI_DT_IOV_MIN", default: "65536", doc: "large noncontiguous sends whose contiguous pieces average at least this many bytes are copied by one vectored process_vm_readv from the sender's segments (each remote segment costs a page pinning, ~0.5 us); smaller pieces are packed through shared-memory cells" },
+    Knob { name: "HYMPI_THREAD_MODEL", default: "vci", doc: "thread-safety model at MPI_THREAD_MULTIPLE: vci (a lock per VCI) or global (one VCI, one lock for every call); lockq, csync and offload are not implemented yet (fall back to vci with a warning)" },
     Knob { name: "HYMPI_NUM_VCIS", default: "auto", doc: "VCIs (per-VCI locks, request tables and matching queues) at MPI_THREAD_MULTIPLE (auto: the CPUs this process may run on, at most 64; below MULTIPLE always 1)" },
     Knob { name: "HYMPI_STEAL", default: "1", doc: "1: at MPI_THREAD_MULTIPLE, a large single-copy receive becomes chunks that threads waiting inside MPI copy in parallel (stealing-aware waits) when another thread of the process is waiting; 0: off" },
     Knob { name: "HYMPI_STEAL_MIN", default: "65536", doc: "smallest receive (bytes) cut into stealable chunks" },
