@@ -1,4 +1,5 @@
 //! The MPI core: safe Rust semantics behind the C boundary.
+pub mod async_progress;
 pub mod attr;
 pub mod comm;
 pub mod comm_build;

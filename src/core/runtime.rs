@@ -294,12 +294,16 @@ pub fn init(required: i32) -> MpiResult<i32> {
             // SAFETY: state is BUSY, so no other thread reads `rt` until the store below.
             unsafe { *G.rt.get() = Box::into_raw(rt) };
             IS_MAIN.with(|m| m.set(true));
-            let state = if provided == MPI_THREAD_MULTIPLE {
+            let async_progress = crate::core::async_progress::requested();
+            let state = if provided == MPI_THREAD_MULTIPLE || async_progress {
                 READY_LOCKED
             } else {
                 READY
             };
             G.state.store(state, Ordering::Release);
+            if async_progress {
+                crate::core::async_progress::start();
+            }
             Ok(provided)
         }
         Err(e) => {
@@ -446,6 +450,7 @@ pub fn finalize() -> MpiResult<()> {
     // rank leaves while a peer still needs it.
     wait_for(|rt| Ok(rt.transport_idle().then_some(())))?;
     with(|rt| rt.node_barrier())?;
+    crate::core::async_progress::stop();
     let prev = G.state.swap(BUSY, Ordering::AcqRel);
     if prev != READY && prev != READY_LOCKED {
         G.state.store(prev, Ordering::Release);

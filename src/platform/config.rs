@@ -25,6 +25,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { name: "HYMPI_STEAL_MIN", default: "65536", doc: "smallest receive (bytes) cut into stealable chunks" },
     Knob { name: "HYMPI_STEAL_CHUNK", default: "0", doc: "chunk size (bytes) of stealable copies; 0: on demand (16 KiB below 96 KiB, 32 KiB below 512 KiB, 64 KiB above)" },
     Knob { name: "HYMPI_STATS", default: "0", doc: "1: each rank prints its stealing statistics (stealable copies, chunks, chunks copied by waiting threads) to stderr at MPI_Finalize" },
+    Knob { name: "HYMPI_ASYNC_PROGRESS", default: "0", doc: "1: a library thread progresses communication while the application computes (the runtime then locks as at MPI_THREAD_MULTIPLE whatever the thread level)" },
     Knob { name: "HYMPI_SPIN", default: "auto", doc: "empty polls before a waiting rank yields the CPU (auto: 2000, or 1 when oversubscribed)" },
 ];
 
