@@ -136,6 +136,49 @@ impl Runtime {
     }
 }
 
+/// The VCI a communicator's hints name: MPICH's `vci` or `receiver_vci` (an index, taken
+/// modulo the number of VCIs), or, with `inherit_vci` = `true`, the VCI of `parent_ctx`.
+/// `sender_vci` is accepted and kept but has no effect: a communicator has one VCI per
+/// process here, the one its receives are matched on.
+pub fn hinted_vci(
+    info: &crate::core::info::Info,
+    n: usize,
+    parent: Option<usize>,
+) -> Option<usize> {
+    for key in ["vci", "receiver_vci"] {
+        if let Some(v) = info.get(key).and_then(|v| v.trim().parse::<usize>().ok()) {
+            return Some(v % n.max(1));
+        }
+    }
+    if info.get("inherit_vci").map(str::trim) == Some("true") {
+        return parent;
+    }
+    None
+}
+
+impl Runtime {
+    /// Applies the VCI hints of intracommunicator `idx` (see [`hinted_vci`]): pins its
+    /// context id to the named VCI, moving what already waits on it, and drops the fast
+    /// paths' cached facts so they relearn the VCI. `parent_ctx`: the wire context of the
+    /// communicator it was duplicated from, for `inherit_vci`.
+    pub fn apply_vci_hints(&mut self, idx: u32, parent_ctx: Option<u32>) {
+        let Some(c) = self.comms.get(idx) else {
+            return;
+        };
+        if c.is_inter() || c.endpoints.is_some() || c.stream.is_some() {
+            return;
+        }
+        let parent = parent_ctx.map(|p| self.vcis.vci_of_ctx(p));
+        let Some(v) = hinted_vci(&c.info, self.vcis.len(), parent) else {
+            return;
+        };
+        let id = c.context_id();
+        let handle = self.comm_handle(idx);
+        self.matchers.forget_comm(idx, handle);
+        self.pin_context(id, Some(v));
+    }
+}
+
 /// `MPIX_Stream_create`: a new stream on the next VCI from the top of the pool.
 pub fn create() -> MpiResult<usize> {
     runtime::with(|rt| {
@@ -352,5 +395,26 @@ mod tests {
         assert!(a.pair(0, -1, 1, 0).is_err());
         // A wildcard source allows any index below the largest count.
         assert_eq!(a.pair(MPI_ANY_SOURCE, 2, 0, 1).unwrap(), 100 + 6 + 1);
+    }
+
+    #[test]
+    fn vci_hints_name_a_vci_modulo_the_pool() {
+        use crate::core::info::Info;
+        let mut i = Info::default();
+        assert_eq!(hinted_vci(&i, 4, Some(2)), None);
+        i.set("inherit_vci", "true");
+        assert_eq!(hinted_vci(&i, 4, Some(2)), Some(2));
+        i.set("receiver_vci", "6");
+        assert_eq!(hinted_vci(&i, 4, Some(2)), Some(2), "6 mod 4");
+        i.set("vci", "3");
+        assert_eq!(hinted_vci(&i, 4, None), Some(3), "vci first");
+        i.set("vci", "x");
+        i.set("receiver_vci", "x");
+        i.set("sender_vci", "1");
+        assert_eq!(
+            hinted_vci(&i, 4, None),
+            None,
+            "sender_vci alone pins nothing"
+        );
     }
 }

@@ -381,8 +381,8 @@ impl Matchers {
         }
     }
 
-    /// Moves the unexpected messages of context id `id` from VCI `from` to VCI `to` (the id
-    /// was just pinned), keeping their order.
+    /// Moves the unexpected messages and posted receives of context id `id` from VCI `from`
+    /// to VCI `to` (the id was just pinned), keeping their order.
     pub fn move_unexpected(&mut self, id: u32, from: usize, to: usize) {
         if from == to {
             return;
@@ -398,6 +398,15 @@ impl Matchers {
             }
         }
         a.matcher.unexpected = kept;
+        let mut kept = std::collections::VecDeque::new();
+        for p in a.matcher.posted.drain(..) {
+            if p.pattern.ctx / CONTEXTS_PER_ID == id {
+                b.matcher.posted.push_back(p);
+            } else {
+                kept.push_back(p);
+            }
+        }
+        a.matcher.posted = kept;
     }
 
     /// Forgets communicator `handle` (table index `idx`) everywhere (it is being freed).

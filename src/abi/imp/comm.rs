@@ -25,8 +25,9 @@ fn info_contents(_rt: &Runtime, h: usize) -> MpiResult<Info> {
 }
 
 /// The hints a communicator keeps (and `MPI_Comm_get_info` returns): the MPI assertions,
-/// the resource type of `MPI_Comm_split_type` and hympi's own `hympi_*` keys. Others are
-/// ignored, as the standard allows.
+/// the resource type of `MPI_Comm_split_type`, MPICH's VCI hints (`vci`, `sender_vci`,
+/// `receiver_vci`, `inherit_vci`: see `core::stream::hinted_vci`) and hympi's own `hympi_*`
+/// keys. Others are ignored, as the standard allows.
 fn kept_hints(info: &Info) -> Info {
     let mut kept = Info::default();
     for (k, v) in &info.entries {
@@ -37,6 +38,10 @@ fn kept_hints(info: &Info) -> Info {
                 | "mpi_assert_exact_length"
                 | "mpi_assert_allow_overtaking"
                 | "mpi_hw_resource_type"
+                | "vci"
+                | "sender_vci"
+                | "receiver_vci"
+                | "inherit_vci"
         ) || k.starts_with("hympi_");
         if known {
             kept.set(k, v);
@@ -64,7 +69,14 @@ unsafe fn dup(comm: MPI_Comm, info: Option<MPI_Info>) -> MpiResult<usize> {
     // SAFETY: runs the user's copy callbacks with their registered C signatures.
     let copied = unsafe { copy_attrs(h, &attrs)? };
     let id = plan.agreement().run()?;
-    runtime::with(|rt| rt.install_comm(id, plan.blueprint(copied, info)))
+    runtime::with(|rt| {
+        let parent_ctx = rt.comms.get(plan.idx).map(|c| c.ctx);
+        let h = rt.install_comm(id, plan.blueprint(copied, info))?;
+        if let Some(idx) = rt.comm_index(h) {
+            rt.apply_vci_hints(idx, parent_ctx);
+        }
+        Ok(h)
+    })
 }
 
 pub(crate) unsafe fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> MpiResult<()> {
@@ -360,6 +372,7 @@ pub(crate) unsafe fn MPI_Comm_set_info(comm: MPI_Comm, info: MPI_Info) -> MpiRes
         for (k, v) in given.entries {
             c.info.set(&k, &v);
         }
+        rt.apply_vci_hints(idx, None);
         Ok(())
     })
 }
