@@ -145,6 +145,7 @@ pub fn recursive_multiplying(
         d *= k;
     }
     acc.finish_in(e, s, recv);
+    s.next_round();
     for m in lead + 1..lead + csz {
         s.send(m as i32, e.span(recv));
     }
