@@ -8,6 +8,10 @@
 #include "mtest.h"
 
 static int rank, size;
+/* MPICH 4.0.2 (Debian) crashes in MPI_Reduce with MPI_IN_PLACE at a non-zero root once the
+ * message passes about 2 KB (a memcpy out of bounds inside MPIR_Reduce, on 3 ranks already);
+ * those cases are skipped there. */
+static int mpich_inplace_bug;
 
 static const int counts[] = {0, 1, 7, 1001, 70001};
 #define NCOUNTS ((int)(sizeof(counts) / sizeof(counts[0])))
@@ -118,6 +122,11 @@ static int test_sum(int n, int root, int inplace)
         rb[i] = inplace ? sb[i] : -1;
     }
     rb[n] = -7;
+    if (inplace && root > 0 && mpich_inplace_bug && n > 500) {
+        free(sb);
+        free(rb);
+        return 0;
+    }
     int gets = root < 0 || rank == root;
     const void *send = inplace && gets ? MPI_IN_PLACE : sb;
     if (root < 0)
@@ -184,6 +193,11 @@ static int test_noncomm(int n, int root, int inplace, MPI_Datatype mt, MPI_Op op
         rb[i] = inplace ? sb[i] : poison;
     }
     rb[n] = poison;
+    if (inplace && root > 0 && mpich_inplace_bug && n > 100) {
+        free(sb);
+        free(rb);
+        return 0;
+    }
     int gets = root < 0 || rank == root;
     const void *send = inplace && gets ? MPI_IN_PLACE : sb;
     if (root < 0)
@@ -214,6 +228,22 @@ int main(int argc, char **argv)
     size = mtest_size;
     int errs = 0;
     int roots[3] = {0, size - 1, size / 2};
+    {
+        char v[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len;
+        MPI_Get_library_version(v, &len);
+        mpich_inplace_bug = strstr(v, "MPICH Version:\t4.0") != NULL;
+        /* Under another MPI a run with HYMPI_*_ALGORITHM set repeats the plain run. */
+        const char *vars[] = {"HYMPI_BCAST_ALGORITHM", "HYMPI_ALLGATHER_ALGORITHM",
+                              "HYMPI_ALLREDUCE_ALGORITHM", "HYMPI_REDUCE_ALGORITHM"};
+        int forced = 0;
+        for (int i = 0; i < 4; i++)
+            forced |= getenv(vars[i]) != NULL;
+        if (forced && strncmp(v, "hympi", 5) != 0) {
+            MTest_Skip("HYMPI_*_ALGORITHM only matters on hympi (the plain run covers this MPI)");
+            return MTest_Finalize(0);
+        }
+    }
 
     for (int c = 0; c < NCOUNTS; c++) {
         int n = counts[c];
