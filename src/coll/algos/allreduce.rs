@@ -14,7 +14,10 @@
 //!   op, because sizes that are not powers of k fold runs of consecutive ranks
 //!   ([`super::radix::Fold`]) instead of pairing ranks across the communicator.
 //!
-//! Rabenseifner and the ring reorder operands, so they are never used for a non-commutative
+//! - k-ring (group size k; k = 1 moves data as the ring): the time reversal of the k-ring
+//!   allgather ([`super::radix::kring_plan`]) as reduce-scatter, then the k-ring allgather.
+//!
+//! Rabenseifner, the ring and the k-ring reorder operands, so they are never used for a non-commutative
 //! op (nor for elements that cannot be split or fewer elements than ranks): a table or
 //! override naming them falls back to recursive doubling there.
 //!
@@ -41,12 +44,14 @@ pub enum Algo {
     Knomial(i32),
     /// Recursive multiplying with this radix.
     RecursiveMultiplying(i32),
+    /// K-ring reduce-scatter + k-ring allgather with this group size.
+    Kring(i32),
 }
 
 /// The algorithm for the vector `e` on `p` ranks, from the tuning table
 /// ([`crate::coll::tuning`]; `HYMPI_ALLREDUCE_ALGORITHM=recursive_doubling|rabenseifner|
-/// ring|knomial[:k=N]|reduce_bcast|recursive_multiplying[:k=N]` overrides). The split
-/// algorithms (Rabenseifner, ring) need a commutative op, elements that can be addressed in
+/// ring|knomial[:k=N]|reduce_bcast|recursive_multiplying[:k=N]|kring[:k=N]` overrides). The
+/// split algorithms (Rabenseifner, ring, k-ring) need a commutative op, elements that can be addressed in
 /// ranges and at least one element per rank; without that they become recursive doubling.
 pub fn choose(e: &Elems, p: i32) -> Algo {
     let split_ok = e.reducer.commutative && e.splittable() && e.count >= p as usize;
@@ -64,6 +69,7 @@ pub fn choose(e: &Elems, p: i32) -> Algo {
         "ring" if split_ok => Algo::Ring,
         "knomial" => Algo::Knomial(k),
         "recursive_multiplying" => Algo::RecursiveMultiplying(k),
+        "kring" if split_ok => Algo::Kring(k),
         _ => Algo::RecursiveDoubling,
     }
 }
@@ -85,6 +91,7 @@ pub fn allreduce(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize)
             super::bcast::knomial(c, s, &e.span(recv), 0, k);
         }
         Algo::RecursiveMultiplying(k) => recursive_multiplying(c, s, e, send, recv, k),
+        Algo::Kring(k) => kring(c, s, e, send, recv, k),
     }
 }
 
@@ -356,4 +363,40 @@ pub fn ring(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize) {
         s.recv(prev, e.range(recv, off[rb], cnt[rb]));
         s.next_round();
     }
+}
+
+/// K-ring allreduce, group size `k` (commutative ops, splittable elements). The vector is cut
+/// into p blocks; the reduce-scatter is the k-ring allgather run backwards in time with sends
+/// and receives swapped (where the allgather sends block b to a peer, the reduce-scatter
+/// receives that peer's partial sum of b and adds it; where it receives b, this rank sends
+/// its partial sum), so block r's sums flow along the tree that later spreads it and end
+/// complete at rank r; then the k-ring allgather spreads the blocks. The same rounds as
+/// the ring (2 (p - 1)) for k = 1, after a copy of the send buffer into the receive buffer.
+pub fn kring(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize, k: i32) {
+    let p = c.size as usize;
+    let me = c.rank as usize;
+    let k = k.max(1) as usize;
+    let (cnt, off) = blocks(e.count, p);
+    e.copy(s, send, recv);
+    s.next_round();
+    let tmp = e.tmp(s);
+    let plan = super::radix::kring_plan(p, me, k);
+    for round in plan.iter().rev() {
+        for m in round.iter().filter(|m| cnt[m.block] > 0) {
+            let (b, peer) = (m.block, m.peer as i32);
+            if m.send {
+                s.recv(peer, e.range(tmp, off[b], cnt[b]));
+                reduce_range(s, e, tmp, recv, off[b], cnt[b]);
+            } else {
+                s.send(peer, e.range(recv, off[b], cnt[b]));
+            }
+        }
+        s.next_round();
+    }
+    let abs = |i: usize| i as i32;
+    let run = |lo: usize, n: usize| {
+        let total = cnt[lo..lo + n].iter().sum();
+        e.range(recv, off[lo], total)
+    };
+    super::radix::kring(s, p, me, k, &abs, &run);
 }

@@ -157,14 +157,72 @@ pub fn recursive_multiplying(
     s.next_round();
 }
 
-/// K-ring allgather with group size `k >= 1` (k = 1: the ring). Positions form `g =
-/// ceil(p / k)` groups of k consecutive positions (the last one may be smaller). In super-step
-/// t = 0..g the members of group G hold the blocks of source group `G - t`, block j at member
-/// `j mod |G|`; `|G| - 1` ring rounds inside the group give every member all of them; then
-/// (except after the last super-step) one round between groups passes block j of that source
-/// from member `j mod |G|` to member `j mod |G+1|` of the next group. With groups of k that
-/// is `g (k - 1)` rounds inside groups and `g - 1` between them, p - 1 in all, as the ring,
-/// but only one round in k crosses group boundaries. This rank's block must be in place.
+/// One transfer of a k-ring round: send or receive block `block` to or from position `peer`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Move {
+    /// Whether this rank sends (else receives).
+    pub send: bool,
+    /// The other position.
+    pub peer: usize,
+    /// The block moved.
+    pub block: usize,
+}
+
+/// The k-ring allgather of position `me` among `p` with group size `k >= 1` (k = 1: the
+/// ring), as rounds of single-block moves. Positions form `g = ceil(p / k)` groups of k
+/// consecutive positions (the last one may be smaller). In super-step t = 0..g the members of
+/// group G hold the blocks of source group `G - t`, block j at member `j mod |G|`; `|G| - 1`
+/// ring rounds inside the group give every member all of them; then (except after the last
+/// super-step) one round between groups passes block j of that source from member
+/// `j mod |G|` to member `j mod |G+1|` of the next group. With groups of k that is
+/// `g (k - 1)` rounds inside groups and `g - 1` between them, p - 1 in all as for the ring,
+/// but only one round in k crosses group boundaries. Each block reaches every position once
+/// and each rank sends a block to at most one peer per round.
+pub fn kring_plan(p: usize, me: usize, k: usize) -> Vec<Vec<Move>> {
+    let k = k.clamp(1, p.max(1));
+    let g = p.div_ceil(k);
+    let grp = |x: usize| (x * k, k.min(p - x * k));
+    let gi = me / k;
+    let (gs, gn) = grp(gi);
+    let i = me - gs;
+    let right = gs + (i + 1) % gn;
+    let left = gs + (i + gn - 1) % gn;
+    let (ns, nn) = grp((gi + 1) % g);
+    let (ps, pn) = grp((gi + g - 1) % g);
+    let mv = |send, peer, block| Move { send, peer, block };
+    let mut rounds = Vec::new();
+    for step in 0..g {
+        let src = (gi + g - step) % g;
+        let (ss, sn) = grp(src);
+        for t in 0..gn - 1 {
+            let out_cl = (i + gn - t) % gn;
+            let in_cl = (i + 2 * gn - t - 1) % gn;
+            let mut r: Vec<Move> = (out_cl..sn)
+                .step_by(gn)
+                .map(|j| mv(true, right, ss + j))
+                .collect();
+            r.extend((in_cl..sn).step_by(gn).map(|j| mv(false, left, ss + j)));
+            rounds.push(r);
+        }
+        if step + 1 < g {
+            let mut r: Vec<Move> = (i..sn)
+                .step_by(gn)
+                .map(|j| mv(true, ns + j % nn, ss + j))
+                .collect();
+            let (s2s, s2n) = grp((src + g - 1) % g);
+            r.extend(
+                (i..s2n)
+                    .step_by(gn)
+                    .map(|j| mv(false, ps + j % pn, s2s + j)),
+            );
+            rounds.push(r);
+        }
+    }
+    rounds
+}
+
+/// K-ring allgather with group size `k >= 1` ([`kring_plan`]); this rank's block must be in
+/// place.
 pub fn kring(
     s: &mut Schedule,
     p: usize,
@@ -173,40 +231,15 @@ pub fn kring(
     abs: &dyn Fn(usize) -> i32,
     run: &dyn Fn(usize, usize) -> Span,
 ) {
-    let k = k.clamp(1, p.max(1));
-    let g = p.div_ceil(k);
-    let grp = |x: usize| (x * k, k.min(p - x * k));
-    let gi = me / k;
-    let (gs, gn) = grp(gi);
-    let i = me - gs;
-    let right = abs(gs + (i + 1) % gn);
-    let left = abs(gs + (i + gn - 1) % gn);
-    let (ns, nn) = grp((gi + 1) % g);
-    let (ps, pn) = grp((gi + g - 1) % g);
-    for step in 0..g {
-        let src = (gi + g - step) % g;
-        let (ss, sn) = grp(src);
-        for t in 0..gn - 1 {
-            let out_cl = (i + gn - t) % gn;
-            let in_cl = (i + 2 * gn - t - 1) % gn;
-            for j in (out_cl..sn).step_by(gn) {
-                send(s, right, run(ss + j, 1));
+    for round in kring_plan(p, me, k) {
+        for m in round {
+            if m.send {
+                send(s, abs(m.peer), run(m.block, 1));
+            } else {
+                recv(s, abs(m.peer), run(m.block, 1));
             }
-            for j in (in_cl..sn).step_by(gn) {
-                recv(s, left, run(ss + j, 1));
-            }
-            s.next_round();
         }
-        if step + 1 < g {
-            for j in (i..sn).step_by(gn) {
-                send(s, abs(ns + j % nn), run(ss + j, 1));
-            }
-            let (s2s, s2n) = grp((src + g - 1) % g);
-            for j in (i..s2n).step_by(gn) {
-                recv(s, abs(ps + j % pn), run(s2s + j, 1));
-            }
-            s.next_round();
-        }
+        s.next_round();
     }
 }
 
@@ -245,6 +278,106 @@ mod tests {
                     }
                 }
                 assert!(held.iter().all(|&h| h == f.pofk));
+            }
+        }
+    }
+
+    /// Runs the plans of all ranks together: messages between two ranks match in order (as
+    /// MPI's do, checking both sides name the same block) and a round ends when each of its
+    /// moves' counterparts has been posted. Returns whether every rank finished and which
+    /// blocks each rank received (panics on a block sent before it was held or received
+    /// twice, when `track`).
+    fn simulate(p: usize, plans: &[Vec<Vec<Move>>], track: bool) -> (bool, Vec<Vec<bool>>) {
+        let mut matched = Vec::new();
+        for (r, plan) in plans.iter().enumerate() {
+            let mut seq = std::collections::HashMap::new();
+            let mut m_r = Vec::new();
+            for round in plan {
+                let mut m_t = Vec::new();
+                for m in round {
+                    let n = seq.entry((m.send, m.peer)).or_insert(0usize);
+                    let t2 = plans[m.peer]
+                        .iter()
+                        .enumerate()
+                        .flat_map(|(t2, r2)| r2.iter().map(move |m2| (t2, m2)))
+                        .filter(|(_, m2)| m2.send != m.send && m2.peer == r)
+                        .nth(*n)
+                        .map(|(t2, m2)| {
+                            assert_eq!(m2.block, m.block, "block mismatch");
+                            t2
+                        })
+                        .expect("unmatched move");
+                    *n += 1;
+                    m_t.push(t2);
+                }
+                m_r.push(m_t);
+            }
+            matched.push(m_r);
+        }
+        let mut cur = vec![0usize; p];
+        let mut has: Vec<Vec<bool>> = (0..p).map(|r| (0..p).map(|b| b == r).collect()).collect();
+        loop {
+            let mut progressed = false;
+            for r in 0..p {
+                let t = cur[r];
+                if t == plans[r].len() {
+                    continue;
+                }
+                let ready = plans[r][t]
+                    .iter()
+                    .zip(&matched[r][t])
+                    .all(|(m, &t2)| cur[m.peer] >= t2);
+                if !ready {
+                    continue;
+                }
+                for m in &plans[r][t] {
+                    if track {
+                        assert_eq!(has[r][m.block], m.send, "{r}: block {} ({m:?})", m.block);
+                    }
+                }
+                for m in plans[r][t].iter().filter(|m| !m.send) {
+                    has[r][m.block] = true;
+                }
+                cur[r] += 1;
+                progressed = true;
+            }
+            if !progressed {
+                break;
+            }
+        }
+        ((0..p).all(|r| cur[r] == plans[r].len()), has)
+    }
+
+    /// The k-ring plan delivers every block to every position exactly once, without
+    /// deadlock, forwards and backwards in time (the allreduce's reduce-scatter).
+    #[test]
+    fn kring_plan_delivers_every_block_once() {
+        for p in 1..14 {
+            for k in 1..=p + 1 {
+                let plans: Vec<_> = (0..p).map(|me| kring_plan(p, me, k)).collect();
+                let (done, has) = simulate(p, &plans, true);
+                assert!(done, "{p} {k}: deadlock");
+                assert!(has.iter().all(|h| h.iter().all(|&x| x)), "{p} {k}");
+                if p % k == 0 || k >= p {
+                    assert!(plans.iter().all(|x| x.len() == p - 1), "{p} {k}: rounds");
+                }
+                let back: Vec<Vec<Vec<Move>>> = plans
+                    .iter()
+                    .map(|pl| {
+                        pl.iter()
+                            .rev()
+                            .map(|r| {
+                                r.iter()
+                                    .map(|m| Move {
+                                        send: !m.send,
+                                        ..*m
+                                    })
+                                    .collect()
+                            })
+                            .collect()
+                    })
+                    .collect();
+                assert!(simulate(p, &back, false).0, "{p} {k}: reversed deadlock");
             }
         }
     }

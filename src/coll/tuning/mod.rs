@@ -114,6 +114,7 @@ impl Coll {
             plain("ring"),
             radix("knomial", 2, 2),
             radix("recursive_multiplying", 2, 2),
+            radix("kring", 1, 1),
         ];
         const ALLGATHER: &[AlgoSpec] = &[
             plain("ring"),

@@ -216,6 +216,7 @@ fn overrides() {
         Some(("recursive_multiplying", 3))
     );
     assert_eq!(f(Coll::Allgather, "kring:k=1"), Some(("kring", 1)));
+    assert_eq!(f(Coll::Allreduce, "kring:k=3"), Some(("kring", 3)));
     assert!(parse_forced(Coll::Allreduce, "ringg").is_err());
     assert!(parse_forced(Coll::Allreduce, "knomial:k=0").is_err());
     assert!(parse_forced(Coll::Allreduce, "knomial:k").is_err());
