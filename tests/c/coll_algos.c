@@ -221,6 +221,40 @@ static int test_noncomm(int n, int root, int inplace, MPI_Datatype mt, MPI_Op op
     return errs;
 }
 
+/* The nonblocking forms come from the same algorithms: an Ibcast, an Iallgather and an
+ * Iallreduce outstanding together. */
+static int test_nonblocking(int n)
+{
+    int errs = 0, root = size - 1;
+    int *b = malloc(sizeof(int) * (n + 1));
+    int *sb = malloc(sizeof(int) * (n + 1));
+    int *gb = malloc(sizeof(int) * ((long)n * size + 1));
+    int *rb = malloc(sizeof(int) * (n + 1));
+    for (int i = 0; i < n; i++) {
+        b[i] = rank == root ? val(root, i) : -1;
+        sb[i] = val(rank, i) % 1000;
+    }
+    MPI_Request r[3];
+    MPI_Ibcast(b, n, MPI_INT, root, MPI_COMM_WORLD, &r[0]);
+    MPI_Iallgather(sb, n, MPI_INT, gb, n, MPI_INT, MPI_COMM_WORLD, &r[1]);
+    MPI_Iallreduce(sb, rb, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[2]);
+    CHECK_RC(MPI_Waitall(3, r, MPI_STATUSES_IGNORE), "Waitall");
+    for (int i = 0; i < n && errs < 5; i++) {
+        if (!CHECK(b[i] == val(root, i), "Ibcast n=%d: b[%d]=%d", n, i, b[i]))
+            errs++;
+        if (!CHECK(rb[i] == sum_ref(i), "Iallreduce n=%d: rb[%d]=%d want %d", n, i, rb[i], sum_ref(i)))
+            errs++;
+        for (int q = 0; q < size; q++)
+            if (!CHECK(gb[(long)q * n + i] == val(q, i) % 1000, "Iallgather n=%d: block %d", n, q))
+                errs++;
+    }
+    free(b);
+    free(sb);
+    free(gb);
+    free(rb);
+    return errs;
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -264,6 +298,8 @@ int main(int argc, char **argv)
             errs += test_sum(n, roots[j], 1);
         }
     }
+    errs += test_nonblocking(1);
+    errs += test_nonblocking(5003);
     /* A derived-type bcast of a large buffer (packed for the scatter-based algorithms). */
     errs += test_bcast(40001, size / 2, 1);
 

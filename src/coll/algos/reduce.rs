@@ -173,8 +173,26 @@ impl Acc {
     /// among them, the others writable buffers just received) into one partial result
     /// `ops[0] op ops[1] op ... op ops[n-1]`, evaluated from the right into the last operand
     /// (a copy of it first when that is the read-only partial result). Adds local steps to
-    /// the current round.
+    /// the current round. Two operands of a commutative op combine into whichever is
+    /// writable (no copy; `a op b` and `b op a` agree bit for bit for the built-in ops). More
+    /// operands always combine in the same order, so that every rank of a group computes the
+    /// same bits even for floating-point sums, which do not associate.
     pub fn combine(&mut self, e: &Elems, s: &mut Schedule, ops: &[usize]) {
+        if e.reducer.commutative && ops.len() == 2 {
+            let dst = if self.writable_cur {
+                self.cur
+            } else {
+                *ops.iter()
+                    .find(|&&o| o != self.cur)
+                    .expect("a received operand")
+            };
+            for &o in ops.iter().filter(|&&o| o != dst) {
+                e.reduce(s, o, dst);
+            }
+            self.cur = dst;
+            self.writable_cur = true;
+            return;
+        }
         let Some((&last, rest)) = ops.split_last() else {
             return;
         };

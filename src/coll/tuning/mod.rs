@@ -158,6 +158,8 @@ pub struct Choice {
     pub name: &'static str,
     /// Radix.
     pub k: u32,
+    /// Smallest radix (0: the algorithm has none).
+    min_k: u32,
 }
 
 /// What a condition may look at; the same on every rank of the call.
@@ -378,7 +380,11 @@ fn choice(coll: Coll, name: &str, params: &[(&str, &str)]) -> Result<Choice, Str
             _ => return Err(format!("{name} takes no parameter \"{key}\"")),
         }
     }
-    Ok(Choice { name: spec.name, k })
+    Ok(Choice {
+        name: spec.name,
+        k,
+        min_k: spec.radix.map_or(0, |r| r.0),
+    })
 }
 
 fn parse_nodes(coll: Coll, obj: &Obj, path: &str) -> Result<Vec<Node>, String> {
@@ -530,15 +536,11 @@ pub fn select(coll: Coll, q: &Query) -> Choice {
             Choice {
                 name: a.name,
                 k: a.radix.map_or(0, |r| r.1),
+                min_k: a.radix.map_or(0, |r| r.0),
             }
         });
-    if let Some((min, _)) = coll
-        .algorithms()
-        .iter()
-        .find(|a| a.name == c.name)
-        .and_then(|a| a.radix)
-    {
-        c.k = c.k.min(q.comm_size.max(0) as u32).max(min);
+    if c.min_k > 0 {
+        c.k = c.k.min(q.comm_size.max(0) as u32).max(c.min_k);
     }
     c
 }
