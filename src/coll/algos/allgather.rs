@@ -81,18 +81,19 @@ pub fn run(c: &Ctx, s: &mut Schedule, algo: Algo, recv: &Blocks, own: Option<&Sp
             let p = c.size as usize;
             super::radix::recursive_multiplying(s, p, me, k as usize, &abs, &run, own)
         }
-        Algo::RecursiveDoubling | Algo::Bruck | Algo::Knomial(_) | Algo::Kring(_) => {
+        Algo::Kring(k) => {
+            let abs = |i: usize| i as i32;
+            let run = |lo: usize, n: usize| recv.run(lo, n);
+            let (p, k) = (c.size as usize, k.max(1) as usize);
+            super::radix::kring(s, p, me, k, &abs, &run, own)
+        }
+        Algo::RecursiveDoubling | Algo::Bruck | Algo::Knomial(_) => {
             if let Some(o) = own {
                 copy(s, o.clone(), recv.block(me));
                 s.next_round();
             }
             match algo {
                 Algo::Knomial(k) => knomial(c, s, recv, k),
-                Algo::Kring(k) => {
-                    let abs = |i: usize| i as i32;
-                    let run = |lo: usize, n: usize| recv.run(lo, n);
-                    super::radix::kring(s, c.size as usize, me, k.max(1) as usize, &abs, &run)
-                }
                 _ => bruck(c, s, recv),
             }
         }

@@ -398,5 +398,5 @@ pub fn kring(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize, k: 
         let total = cnt[lo..lo + n].iter().sum();
         e.range(recv, off[lo], total)
     };
-    super::radix::kring(s, p, me, k, &abs, &run);
+    super::radix::kring(s, p, me, k, &abs, &run, None);
 }

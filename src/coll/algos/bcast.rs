@@ -165,7 +165,7 @@ pub fn scatter_kring(c: &Ctx, s: &mut Schedule, data: &Span, root: i32, k: i32) 
     let abs = |r: usize| (r as i32 + root) % p;
     let rel = (c.rank - root).rem_euclid(p) as usize;
     let run = |lo: usize, n: usize| piece(lo, lo + n);
-    super::radix::kring(s, p as usize, rel, k.max(1) as usize, &abs, &run);
+    super::radix::kring(s, p as usize, rel, k.max(1) as usize, &abs, &run, None);
 }
 
 /// Scatter + allgather broadcast (van de Geijn) of a contiguous buffer: the data is cut into

@@ -221,8 +221,10 @@ pub fn kring_plan(p: usize, me: usize, k: usize) -> Vec<Vec<Move>> {
     rounds
 }
 
-/// K-ring allgather with group size `k >= 1` ([`kring_plan`]); this rank's block must be in
-/// place.
+/// K-ring allgather with group size `k >= 1` ([`kring_plan`]). `own` is the caller's
+/// block when it is not yet in place at position `me`: the first round (which always sends
+/// it) sends it from there, and it is copied into place after that round's traffic.
+#[allow(clippy::too_many_arguments)]
 pub fn kring(
     s: &mut Schedule,
     p: usize,
@@ -230,15 +232,28 @@ pub fn kring(
     k: usize,
     abs: &dyn Fn(usize) -> i32,
     run: &dyn Fn(usize, usize) -> Span,
+    own: Option<&Span>,
 ) {
+    let mut own = own;
     for round in kring_plan(p, me, k) {
         for m in round {
             if m.send {
-                send(s, abs(m.peer), run(m.block, 1));
+                let d = match own {
+                    Some(o) if m.block == me => o.clone(),
+                    _ => run(m.block, 1),
+                };
+                send(s, abs(m.peer), d);
             } else {
                 recv(s, abs(m.peer), run(m.block, 1));
             }
         }
+        if let Some(o) = own.take() {
+            copy(s, o.clone(), run(me, 1));
+        }
+        s.next_round();
+    }
+    if let Some(o) = own {
+        copy(s, o.clone(), run(me, 1));
         s.next_round();
     }
 }
