@@ -370,27 +370,47 @@ pub fn ring(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize) {
 /// and receives swapped (where the allgather sends block b to a peer, the reduce-scatter
 /// receives that peer's partial sum of b and adds it; where it receives b, this rank sends
 /// its partial sum), so block r's sums flow along the tree that later spreads it and end
-/// complete at rank r; then the k-ring allgather spreads the blocks. The same rounds as
-/// the ring (2 (p - 1)) for k = 1, after a copy of the send buffer into the receive buffer.
+/// complete at rank r; then the k-ring allgather spreads the blocks. As in [`ring`], a block's
+/// first contribution is received straight into the receive buffer and this rank's own
+/// part added from the send buffer, and a block nothing was added to yet is sent from the
+/// send buffer, so k = 1 moves and reduces exactly as the ring does.
 pub fn kring(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize, k: i32) {
     let p = c.size as usize;
     let me = c.rank as usize;
     let k = k.max(1) as usize;
     let (cnt, off) = blocks(e.count, p);
-    e.copy(s, send, recv);
-    s.next_round();
-    let tmp = e.tmp(s);
+    // Whether block b of the receive buffer holds this rank's partial sum.
+    let mut partial = vec![send == recv; p];
+    let mut tmp = None;
     let plan = super::radix::kring_plan(p, me, k);
     for round in plan.iter().rev() {
+        let mut got = Vec::new();
         for m in round.iter().filter(|m| cnt[m.block] > 0) {
             let (b, peer) = (m.block, m.peer as i32);
-            if m.send {
-                s.recv(peer, e.range(tmp, off[b], cnt[b]));
-                reduce_range(s, e, tmp, recv, off[b], cnt[b]);
+            if !m.send {
+                let from = if partial[b] { recv } else { send };
+                s.send(peer, e.range(from, off[b], cnt[b]));
+            } else if partial[b] {
+                let t = *tmp.get_or_insert_with(|| e.tmp(s));
+                s.recv(peer, e.range(t, off[b], cnt[b]));
+                reduce_range(s, e, t, recv, off[b], cnt[b]);
             } else {
-                s.send(peer, e.range(recv, off[b], cnt[b]));
+                s.recv(peer, e.range(recv, off[b], cnt[b]));
+                reduce_range(s, e, send, recv, off[b], cnt[b]);
+                got.push(b);
             }
         }
+        for b in got {
+            partial[b] = true;
+        }
+        s.next_round();
+    }
+    if !partial[me] && cnt[me] > 0 {
+        // Only when nothing reached this rank's block (p = 1).
+        s.copy(
+            e.range(send, off[me], cnt[me]),
+            e.range(recv, off[me], cnt[me]),
+        );
         s.next_round();
     }
     let abs = |i: usize| i as i32;
