@@ -1,9 +1,10 @@
 //! Collective operations: algorithms that build schedules (`sched`), run blocking or in the
-//! background. Each algorithm lives in its own file; `select` picks one per call.
+//! background. Each algorithm lives in its own file; [`tuning`] picks one per call.
 
 pub mod algos;
 pub mod inter;
 pub mod sched;
+pub mod tuning;
 
 use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::Runtime;

@@ -146,28 +146,7 @@ fn bcast(
     }
     check_root(root, c.size)?;
     let data = user_span(rt, buffer, count, datatype)?;
-    if c.size > 1 && data.bytes > 0 {
-        // The choice may depend only on what every rank knows alike (the type signature's
-        // size), not on this rank's layout: ranks may pass different datatypes.
-        match algos::bcast::choose(c.size, data.bytes, true) {
-            algos::bcast::Algo::Knomial(k) => algos::bcast::knomial(c, s, &data, root, k),
-            algos::bcast::Algo::ScatterAllgather if data.is_contiguous() => {
-                algos::bcast::scatter_allgather(c, s, &data, root)
-            }
-            algos::bcast::Algo::ScatterAllgather => {
-                // Chunks are byte ranges of the packed data: work on a packed copy.
-                let packed = Span::bytes(s.tmp(data.bytes), data.bytes);
-                if c.rank == root {
-                    s.copy(data.clone(), packed.clone());
-                    s.next_round();
-                }
-                algos::bcast::scatter_allgather(c, s, &packed, root);
-                if c.rank != root {
-                    s.copy(packed, data);
-                }
-            }
-        }
-    }
+    algos::bcast::run(c, s, &data, root);
     Ok(())
 }
 

@@ -107,7 +107,7 @@ pub(crate) fn reduce_build(
         user_span(rt, recvbuf, n as i64, dt)?;
     }
     if n > 0 {
-        reduce::knomial(c, s, &e, send, recvbuf as usize, root, 2);
+        reduce::reduce(c, s, &e, send, recvbuf as usize, root);
     }
     Ok(())
 }

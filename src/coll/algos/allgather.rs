@@ -6,13 +6,15 @@
 //! - recursive doubling (power-of-two sizes): log2 p rounds, the exchanged run of blocks
 //!   doubles each round, moved straight between the receive buffers.
 //! - Bruck (any size): log2 p rounds over a rotated temporary, then one rotation back.
+//! - k-nomial (radix k): k-nomial gather to rank 0, then k-nomial broadcast of the result.
+//! - recursive multiplying (radix k, any size): [`super::radix::recursive_multiplying`];
+//!   k = 2 is recursive doubling, with the fold of the classic algorithm for other sizes.
+//! - k-ring (group size k): [`super::radix::kring`]; k = 1 is the ring.
 
-use super::blocks::{copy, copy_run, env_choice, Blocks};
+use super::blocks::{copy, copy_run, Blocks};
 use crate::coll::sched::{Schedule, Span};
+use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
-
-/// Largest total size (blocks x ranks) for the logarithmic algorithms; larger use the ring.
-pub const SMALL_TOTAL: usize = 512 * 1024;
 
 /// Allgather algorithms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,24 +25,28 @@ pub enum Algo {
     RecursiveDoubling,
     /// Bruck.
     Bruck,
+    /// K-nomial gather + k-nomial broadcast with this radix.
+    Knomial(i32),
+    /// Recursive multiplying with this radix.
+    RecursiveMultiplying(i32),
+    /// K-ring with this group size.
+    Kring(i32),
 }
 
-/// Picks the algorithm for blocks of `packed` bytes on `p` ranks. The environment variable
-/// `HYMPI_ALLGATHER_ALGORITHM=ring|recursive_doubling|bruck` overrides.
+/// Picks the algorithm for blocks of `packed` bytes on `p` ranks from the tuning table
+/// ([`crate::coll::tuning`]; `HYMPI_ALLGATHER_ALGORITHM=ring|recursive_doubling|bruck|
+/// knomial[:k=N]|recursive_multiplying[:k=N]|kring[:k=N]` overrides).
 pub fn choose(p: i32, packed: usize) -> Algo {
-    match env_choice("HYMPI_ALLGATHER_ALGORITHM").as_deref() {
-        Some("ring") => return Algo::Ring,
-        Some("recursive_doubling") => return Algo::RecursiveDoubling,
-        Some("bruck") => return Algo::Bruck,
-        _ => {}
-    }
-    if p <= 2 || packed.saturating_mul(p as usize) > SMALL_TOTAL {
-        // Two ranks: one exchange whatever the algorithm; the ring needs no temporaries.
-        Algo::Ring
-    } else if p & (p - 1) == 0 {
-        Algo::RecursiveDoubling
-    } else {
-        Algo::Bruck
+    let q = Query::new(p, packed, packed.saturating_mul(p.max(0) as usize));
+    let ch = tuning::select(Coll::Allgather, &q);
+    let k = ch.k as i32;
+    match ch.name {
+        "recursive_doubling" => Algo::RecursiveDoubling,
+        "bruck" => Algo::Bruck,
+        "knomial" => Algo::Knomial(k),
+        "recursive_multiplying" => Algo::RecursiveMultiplying(k),
+        "kring" => Algo::Kring(k),
+        _ => Algo::Ring,
     }
 }
 
@@ -69,14 +75,59 @@ pub fn run(c: &Ctx, s: &mut Schedule, algo: Algo, recv: &Blocks, own: Option<&Sp
         Algo::RecursiveDoubling if c.size & (c.size - 1) == 0 => {
             recursive_doubling(c, s, recv, own)
         }
-        Algo::RecursiveDoubling | Algo::Bruck => {
+        Algo::RecursiveMultiplying(k) => {
+            let abs = |i: usize| i as i32;
+            let run = |lo: usize, n: usize| recv.run(lo, n);
+            let p = c.size as usize;
+            super::radix::recursive_multiplying(s, p, me, k as usize, &abs, &run, own)
+        }
+        Algo::Kring(k) => {
+            let abs = |i: usize| i as i32;
+            let run = |lo: usize, n: usize| recv.run(lo, n);
+            let (p, k) = (c.size as usize, k.max(1) as usize);
+            super::radix::kring(s, p, me, k, &abs, &run, own)
+        }
+        Algo::RecursiveDoubling | Algo::Bruck | Algo::Knomial(_) => {
             if let Some(o) = own {
                 copy(s, o.clone(), recv.block(me));
                 s.next_round();
             }
-            bruck(c, s, recv)
+            match algo {
+                Algo::Knomial(k) => knomial(c, s, recv, k),
+                _ => bruck(c, s, recv),
+            }
         }
     }
+}
+
+/// K-nomial allgather, radix `k` (this rank's block in place): a k-nomial gather to rank 0
+/// in which every subtree is a run of consecutive ranks received straight into the receive
+/// blocks, then a k-nomial broadcast of all blocks from rank 0.
+pub fn knomial(c: &Ctx, s: &mut Schedule, recv: &Blocks, k: i32) {
+    let k = k.max(2);
+    let p = c.size;
+    let r = c.rank;
+    let mut mask = 1;
+    while mask < p {
+        if r % (mask * k) != 0 {
+            break;
+        }
+        for j in 1..k {
+            let child = r + j * mask;
+            if child < p {
+                let n = mask.min(p - child);
+                s.recv(child, recv.run(child as usize, n as usize));
+            }
+        }
+        s.next_round();
+        mask *= k;
+    }
+    if r != 0 {
+        let n = mask.min(p - r);
+        s.send(r - r % (mask * k), recv.run(r as usize, n as usize));
+        s.next_round();
+    }
+    super::bcast::knomial(c, s, &recv.run(0, p as usize), 0, k);
 }
 
 /// Ring allgather over per-rank spans (also Allgatherv): in round k, send block `rank - k`

@@ -7,14 +7,28 @@
 //!   and the reduction work is split across ranks. Commutative ops only.
 //! - ring: reduce-scatter then allgather around a ring; bandwidth-optimal for any p,
 //!   commutative ops only.
-//! - reduce + bcast: binomial reduce to rank 0, then binomial broadcast.
+//! - k-nomial (radix k; k = 2 is the former "reduce + bcast"): k-nomial reduce to rank 0,
+//!   then k-nomial broadcast; any op (the reduce keeps rank order).
+//! - recursive multiplying (radix k; k = 2 is recursive doubling): in each round every rank
+//!   exchanges its whole vector with k-1 peers and combines the k vectors in rank order; any
+//!   op, because sizes that are not powers of k fold runs of consecutive ranks
+//!   ([`super::radix::Fold`]) instead of pairing ranks across the communicator.
+//!
+//! - k-ring (group size k; k = 1 moves data as the ring): the time reversal of the k-ring
+//!   allgather ([`super::radix::kring_plan`]) as reduce-scatter, then the k-ring allgather.
+//!
+//! Rabenseifner, the ring and the k-ring reorder operands, so they are never used for a non-commutative
+//! op (nor for elements that cannot be split or fewer elements than ranks): a table or
+//! override naming them falls back to recursive doubling there.
 //!
 //! Sizes that are not powers of two use the standard pre/post step: of the first `2 * rem`
 //! ranks (`rem = p - 2^floor(log2 p)`) each even one hands its vector to its odd neighbour
 //! and receives the result at the end.
 
+use super::radix::Fold;
 use super::reduce::{knomial, Acc, Elems};
 use crate::coll::sched::Schedule;
+use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
 
 /// The allreduce algorithms.
@@ -26,51 +40,38 @@ pub enum Algo {
     Rabenseifner,
     /// Ring reduce-scatter + ring allgather.
     Ring,
-    /// Reduce to rank 0, then broadcast.
-    ReduceBcast,
+    /// K-nomial reduce to rank 0, then k-nomial broadcast, with this radix.
+    Knomial(i32),
+    /// Recursive multiplying with this radix.
+    RecursiveMultiplying(i32),
+    /// K-ring reduce-scatter + k-ring allgather with this group size.
+    Kring(i32),
 }
 
-/// Vectors of at least this many bytes use Rabenseifner (when the op commutes).
-pub const RABENSEIFNER_MIN_BYTES: usize = 16 * 1024;
-/// Vectors of at least this many bytes use the ring on large communicators.
-pub const RING_MIN_BYTES: usize = 4 * 1024 * 1024;
-/// Communicators of at least this many ranks may use the ring.
-pub const RING_MIN_RANKS: i32 = 16;
-
-/// The algorithm for `bytes` of data of `e` on `p` ranks; `HYMPI_ALLREDUCE_ALGORITHM`
-/// (`recursive_doubling`, `rabenseifner`, `ring`, `reduce_bcast`) overrides the choice
-/// where the algorithm applies (the split algorithms need a commutative op and elements that
-/// can be addressed in ranges).
+/// The algorithm for the vector `e` on `p` ranks, from the tuning table
+/// ([`crate::coll::tuning`]; `HYMPI_ALLREDUCE_ALGORITHM=recursive_doubling|rabenseifner|
+/// ring|knomial[:k=N]|reduce_bcast|recursive_multiplying[:k=N]|kring[:k=N]` overrides). The
+/// split algorithms (Rabenseifner, ring, k-ring) need a commutative op, elements that can be addressed in
+/// ranges and at least one element per rank; without that they become recursive doubling.
 pub fn choose(e: &Elems, p: i32) -> Algo {
     let split_ok = e.reducer.commutative && e.splittable() && e.count >= p as usize;
-    if let Some(a) = env_override() {
-        return match a {
-            Algo::Rabenseifner | Algo::Ring if !split_ok => Algo::RecursiveDoubling,
-            a => a,
-        };
+    let q = Query {
+        comm_size: p,
+        avg_msg_size: e.proto.bytes,
+        total_msg_size: e.proto.bytes,
+        count: e.count,
+        commutative: e.reducer.commutative,
+    };
+    let ch = tuning::select(Coll::Allreduce, &q);
+    let k = ch.k as i32;
+    match ch.name {
+        "rabenseifner" if split_ok => Algo::Rabenseifner,
+        "ring" if split_ok => Algo::Ring,
+        "knomial" => Algo::Knomial(k),
+        "recursive_multiplying" => Algo::RecursiveMultiplying(k),
+        "kring" if split_ok => Algo::Kring(k),
+        _ => Algo::RecursiveDoubling,
     }
-    let bytes = e.proto.bytes;
-    if !split_ok || bytes < RABENSEIFNER_MIN_BYTES {
-        Algo::RecursiveDoubling
-    } else if bytes >= RING_MIN_BYTES && p >= RING_MIN_RANKS {
-        Algo::Ring
-    } else {
-        Algo::Rabenseifner
-    }
-}
-
-fn env_override() -> Option<Algo> {
-    use std::sync::OnceLock;
-    static A: OnceLock<Option<Algo>> = OnceLock::new();
-    *A.get_or_init(
-        || match std::env::var("HYMPI_ALLREDUCE_ALGORITHM").ok()?.as_str() {
-            "recursive_doubling" => Some(Algo::RecursiveDoubling),
-            "rabenseifner" => Some(Algo::Rabenseifner),
-            "ring" => Some(Algo::Ring),
-            "reduce_bcast" => Some(Algo::ReduceBcast),
-            _ => None,
-        },
-    )
 }
 
 /// Appends an allreduce of `e` from base `send` (equal to `recv` for `MPI_IN_PLACE`) into
@@ -85,11 +86,77 @@ pub fn allreduce(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize)
         Algo::RecursiveDoubling => recursive_doubling(c, s, e, send, recv),
         Algo::Rabenseifner => rabenseifner(c, s, e, send, recv),
         Algo::Ring => ring(c, s, e, send, recv),
-        Algo::ReduceBcast => {
-            knomial(c, s, e, send, recv, 0, 2);
-            super::bcast::knomial(c, s, &e.span(recv), 0, 2);
+        Algo::Knomial(k) => {
+            knomial(c, s, e, send, recv, 0, k);
+            super::bcast::knomial(c, s, &e.span(recv), 0, k);
         }
+        Algo::RecursiveMultiplying(k) => recursive_multiplying(c, s, e, send, recv, k),
+        Algo::Kring(k) => kring(c, s, e, send, recv, k),
     }
+}
+
+/// Recursive multiplying, radix `k` (any op). Ranks fold into `pofk` chunks of consecutive
+/// ranks (the largest power of k not above p; [`super::radix::Fold`]): members send their
+/// vector to the chunk's first rank, which combines them in rank order. Then, for distance
+/// d = 1, k, k², ... < pofk, each leader sends its partial result to the k-1 other leaders of
+/// its group of `d * k` chunks and combines the k partial results (consecutive rank ranges)
+/// in rank order. Leaders finally send the result to their members.
+pub fn recursive_multiplying(
+    c: &Ctx,
+    s: &mut Schedule,
+    e: &Elems,
+    send: usize,
+    recv: usize,
+    k: i32,
+) {
+    let k = k.max(2) as usize;
+    let me = c.rank as usize;
+    let f = Fold::new(c.size as usize, k);
+    let ch = f.chunk_of(me);
+    let lead = f.start(ch);
+    let csz = f.size(ch);
+    if me != lead {
+        s.send(lead as i32, e.span(send));
+        s.next_round();
+        s.recv(lead as i32, e.span(recv));
+        s.next_round();
+        return;
+    }
+    let mut acc = Acc::new(send, send == recv, vec![recv]);
+    if csz > 1 {
+        let mut ops = vec![acc.cur];
+        for m in lead + 1..lead + csz {
+            let b = acc.free(e, s, &ops);
+            s.recv(m as i32, e.span(b));
+            ops.push(b);
+        }
+        acc.combine(e, s, &ops);
+        s.next_round();
+    }
+    let mut d = 1;
+    while d < f.pofk {
+        let mut ops = Vec::with_capacity(k);
+        for pc in f.peers(ch, d, k) {
+            if pc == ch {
+                ops.push(acc.cur);
+            } else {
+                let peer = f.start(pc) as i32;
+                let b = acc.free(e, s, &ops);
+                s.send(peer, e.span(acc.cur));
+                s.recv(peer, e.span(b));
+                ops.push(b);
+            }
+        }
+        acc.combine(e, s, &ops);
+        s.next_round();
+        d *= k;
+    }
+    acc.finish_in(e, s, recv);
+    s.next_round();
+    for m in lead + 1..lead + csz {
+        s.send(m as i32, e.span(recv));
+    }
+    s.next_round();
 }
 
 /// The power-of-two group of the pre/post step: `(p2, rem, newrank)` with `newrank` None
@@ -296,4 +363,60 @@ pub fn ring(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize) {
         s.recv(prev, e.range(recv, off[rb], cnt[rb]));
         s.next_round();
     }
+}
+
+/// K-ring allreduce, group size `k` (commutative ops, splittable elements). The vector is cut
+/// into p blocks; the reduce-scatter is the k-ring allgather run backwards in time with sends
+/// and receives swapped (where the allgather sends block b to a peer, the reduce-scatter
+/// receives that peer's partial sum of b and adds it; where it receives b, this rank sends
+/// its partial sum), so block r's sums flow along the tree that later spreads it and end
+/// complete at rank r; then the k-ring allgather spreads the blocks. As in [`ring`], a block's
+/// first contribution is received straight into the receive buffer and this rank's own
+/// part added from the send buffer, and a block nothing was added to yet is sent from the
+/// send buffer, so k = 1 moves and reduces exactly as the ring does.
+pub fn kring(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize, k: i32) {
+    let p = c.size as usize;
+    let me = c.rank as usize;
+    let k = k.max(1) as usize;
+    let (cnt, off) = blocks(e.count, p);
+    // Whether block b of the receive buffer holds this rank's partial sum.
+    let mut partial = vec![send == recv; p];
+    let mut tmp = None;
+    let plan = super::radix::kring_plan(p, me, k);
+    for round in plan.iter().rev() {
+        let mut got = Vec::new();
+        for m in round.iter().filter(|m| cnt[m.block] > 0) {
+            let (b, peer) = (m.block, m.peer as i32);
+            if !m.send {
+                let from = if partial[b] { recv } else { send };
+                s.send(peer, e.range(from, off[b], cnt[b]));
+            } else if partial[b] {
+                let t = *tmp.get_or_insert_with(|| e.tmp(s));
+                s.recv(peer, e.range(t, off[b], cnt[b]));
+                reduce_range(s, e, t, recv, off[b], cnt[b]);
+            } else {
+                s.recv(peer, e.range(recv, off[b], cnt[b]));
+                reduce_range(s, e, send, recv, off[b], cnt[b]);
+                got.push(b);
+            }
+        }
+        for b in got {
+            partial[b] = true;
+        }
+        s.next_round();
+    }
+    if !partial[me] && cnt[me] > 0 {
+        // Only when nothing reached this rank's block (p = 1).
+        s.copy(
+            e.range(send, off[me], cnt[me]),
+            e.range(recv, off[me], cnt[me]),
+        );
+        s.next_round();
+    }
+    let abs = |i: usize| i as i32;
+    let run = |lo: usize, n: usize| {
+        let total = cnt[lo..lo + n].iter().sum();
+        e.range(recv, off[lo], total)
+    };
+    super::radix::kring(s, p, me, k, &abs, &run, None);
 }

@@ -7,16 +7,11 @@
 //! - Bruck: log2 p rounds over a rotated packed temporary, each moving the blocks whose index
 //!   has bit k set; for small blocks on many ranks.
 
-use super::blocks::{copy, copy_run, env_choice, Blocks};
+use super::blocks::{copy, copy_run, Blocks};
 use crate::coll::sched::{Schedule, Span};
+use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
 
-/// Largest block for Bruck.
-pub const BRUCK_MAX_BLOCK: usize = 256;
-/// Fewest ranks for Bruck.
-pub const BRUCK_MIN_RANKS: i32 = 8;
-/// Largest block for the scattered algorithm.
-pub const SCATTERED_MAX_BLOCK: usize = 32 * 1024;
 /// Peers per batch of the scattered algorithm.
 pub const SCATTERED_BATCH: i32 = 32;
 
@@ -32,27 +27,15 @@ pub enum Algo {
 }
 
 /// Picks the algorithm for blocks of `packed` bytes on `p` ranks (`equal` when all blocks
-/// have one size, as in Alltoall). The environment variable
-/// `HYMPI_ALLTOALL_ALGORITHM=pairwise|scattered|bruck` overrides (Bruck only applies to
-/// equal blocks; Alltoallv/w then use the scattered algorithm).
+/// have one size, as in Alltoall) from the tuning table ([`crate::coll::tuning`];
+/// `HYMPI_ALLTOALL_ALGORITHM=pairwise|scattered|bruck` overrides). Bruck only applies to
+/// equal blocks; Alltoallv/w then use the scattered algorithm.
 pub fn choose(p: i32, packed: usize, equal: bool) -> Algo {
-    let forced = match env_choice("HYMPI_ALLTOALL_ALGORITHM").as_deref() {
-        Some("pairwise") => Some(Algo::Pairwise),
-        Some("scattered") => Some(Algo::Scattered),
-        Some("bruck") => Some(Algo::Bruck),
-        _ => None,
-    };
-    let a = forced.unwrap_or(if p <= 2 || packed > SCATTERED_MAX_BLOCK {
-        Algo::Pairwise
-    } else if equal && packed <= BRUCK_MAX_BLOCK && p >= BRUCK_MIN_RANKS {
-        Algo::Bruck
-    } else {
-        Algo::Scattered
-    });
-    if a == Algo::Bruck && !equal {
-        Algo::Scattered
-    } else {
-        a
+    let q = Query::new(p, packed, packed.saturating_mul(p.max(0) as usize));
+    match tuning::select(Coll::Alltoall, &q).name {
+        "pairwise" => Algo::Pairwise,
+        "bruck" if equal => Algo::Bruck,
+        _ => Algo::Scattered,
     }
 }
 

@@ -117,8 +117,3 @@ pub fn copy_rotated(s: &mut Schedule, src: &Blocks, dst: &Blocks, p: usize, shif
     copy_run(s, src, shift, dst, 0, p - shift);
     copy_run(s, src, 0, dst, p - shift, shift);
 }
-
-/// Reads a `HYMPI_*_ALGORITHM` style override: the variable's value, if set and non-empty.
-pub fn env_choice(var: &str) -> Option<String> {
-    std::env::var(var).ok().filter(|v| !v.trim().is_empty())
-}

@@ -2,12 +2,10 @@
 //! a temporary and forward it in one message) and a linear one for large blocks (every rank
 //! sends straight into the root's buffer); Gatherv is linear.
 
-use super::blocks::{copy, env_choice, Blocks};
+use super::blocks::{copy, Blocks};
 use crate::coll::sched::{Schedule, Span};
+use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
-
-/// Largest total (blocks x ranks) gathered with the binomial tree.
-pub const BINOMIAL_MAX_TOTAL: usize = 64 * 1024;
 
 /// Gather algorithms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,19 +16,19 @@ pub enum Algo {
     Linear,
 }
 
-/// Picks the algorithm for blocks of `packed` bytes on `p` ranks; the environment variable
-/// `HYMPI_GATHER_ALGORITHM=binomial|linear` overrides (the same for gather and scatter, read
-/// under `var`).
+/// Picks the algorithm for blocks of `packed` bytes on `p` ranks from the tuning table
+/// ([`crate::coll::tuning`]) for the collective whose override variable is `var`
+/// (`HYMPI_GATHER_ALGORITHM` or `HYMPI_SCATTER_ALGORITHM`, `=binomial|linear`).
 pub fn choose(var: &str, p: i32, packed: usize) -> Algo {
-    match env_choice(var).as_deref() {
-        Some("binomial") => return Algo::Binomial,
-        Some("linear") => return Algo::Linear,
-        _ => {}
-    }
-    if p > 2 && packed.saturating_mul(p as usize) <= BINOMIAL_MAX_TOTAL {
-        Algo::Binomial
+    let coll = if var == Coll::Scatter.env_var() {
+        Coll::Scatter
     } else {
-        Algo::Linear
+        Coll::Gather
+    };
+    let q = Query::new(p, packed, packed.saturating_mul(p.max(0) as usize));
+    match tuning::select(coll, &q).name {
+        "binomial" => Algo::Binomial,
+        _ => Algo::Linear,
     }
 }
 

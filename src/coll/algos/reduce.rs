@@ -11,6 +11,7 @@
 //! the standard does not require user ops to be able to call MPI.
 
 use crate::coll::sched::{Schedule, Span};
+use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
 use crate::core::op::Reducer;
 
@@ -168,6 +169,47 @@ impl Acc {
         }
     }
 
+    /// Combines the operands `ops` (buffer bases in rank order, the current partial result
+    /// among them, the others writable buffers just received) into one partial result
+    /// `ops[0] op ops[1] op ... op ops[n-1]`, evaluated from the right into the last operand
+    /// (a copy of it first when that is the read-only partial result). Adds local steps to
+    /// the current round. Two operands of a commutative op combine into whichever is
+    /// writable (no copy; `a op b` and `b op a` agree bit for bit for the built-in ops). More
+    /// operands always combine in the same order, so that every rank of a group computes the
+    /// same bits even for floating-point sums, which do not associate.
+    pub fn combine(&mut self, e: &Elems, s: &mut Schedule, ops: &[usize]) {
+        if e.reducer.commutative && ops.len() == 2 {
+            let dst = if self.writable_cur {
+                self.cur
+            } else {
+                *ops.iter()
+                    .find(|&&o| o != self.cur)
+                    .expect("a received operand")
+            };
+            for &o in ops.iter().filter(|&&o| o != dst) {
+                e.reduce(s, o, dst);
+            }
+            self.cur = dst;
+            self.writable_cur = true;
+            return;
+        }
+        let Some((&last, rest)) = ops.split_last() else {
+            return;
+        };
+        let dst = if last == self.cur && !self.writable_cur {
+            let w = self.free(e, s, ops);
+            e.copy(s, last, w);
+            w
+        } else {
+            last
+        };
+        for &o in rest.iter().rev() {
+            e.reduce(s, o, dst);
+        }
+        self.cur = dst;
+        self.writable_cur = true;
+    }
+
     /// Makes sure the partial result ends in `dst` (adds a copy when it is elsewhere).
     pub fn finish_in(&mut self, e: &Elems, s: &mut Schedule, dst: usize) {
         if self.cur != dst {
@@ -175,6 +217,21 @@ impl Acc {
             self.cur = dst;
         }
     }
+}
+
+/// Reduce of `e` from base `send` (the receive buffer for `MPI_IN_PLACE` at the root) into
+/// base `recv` at `root`, with the radix the tuning table picks
+/// ([`crate::coll::tuning`]; `HYMPI_REDUCE_ALGORITHM=knomial[:k=N]|binomial` overrides).
+pub fn reduce(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize, root: i32) {
+    let q = Query {
+        comm_size: c.size,
+        avg_msg_size: e.proto.bytes,
+        total_msg_size: e.proto.bytes,
+        count: e.count,
+        commutative: e.reducer.commutative,
+    };
+    let k = tuning::select(Coll::Reduce, &q).k as i32;
+    knomial(c, s, e, send, recv, root, k);
 }
 
 /// K-nomial tree reduce to `root` (k = 2: binomial). `send` is this rank's contribution (the

@@ -1,0 +1,225 @@
+use super::*;
+
+fn q(p: i32, bytes: usize, total: usize) -> Query {
+    Query::new(p, bytes, total)
+}
+
+fn default() -> Table {
+    Table::parse(DEFAULT_TABLE).unwrap()
+}
+
+fn pick(t: &Table, c: Coll, q: &Query) -> (&'static str, u32) {
+    let ch = t.select(c, q).unwrap();
+    (ch.name, ch.k)
+}
+
+const SIZES: [usize; 14] = [
+    0,
+    1,
+    8,
+    255,
+    256,
+    257,
+    16383,
+    16384,
+    32768,
+    32769,
+    65536,
+    262143,
+    262144,
+    8 << 20,
+];
+
+#[test]
+fn default_table_covers_every_collective() {
+    let t = default();
+    for c in COLLS {
+        assert!(t.has(c), "{c:?}");
+        assert!(t.select(c, &q(1, 0, 0)).is_some(), "{c:?}");
+    }
+}
+
+/// The built-in table reproduces the thresholds the algorithms used before the table.
+#[test]
+fn default_table_reproduces_the_previous_choices() {
+    let t = default();
+    for p in 1..40 {
+        for &b in &SIZES {
+            let total = b.saturating_mul(p as usize);
+            // Bcast: scatter + allgather from 256 KiB on more than two ranks.
+            let want = if p > 2 && b >= 256 * 1024 {
+                ("scatter_allgather", 0)
+            } else {
+                ("knomial", 2)
+            };
+            assert_eq!(pick(&t, Coll::Bcast, &q(p, b, b)), want, "bcast {p} {b}");
+            // Allgather.
+            let want = if p <= 2 || total > 512 * 1024 {
+                "ring"
+            } else if p & (p - 1) == 0 {
+                "recursive_doubling"
+            } else {
+                "bruck"
+            };
+            assert_eq!(
+                pick(&t, Coll::Allgather, &q(p, b, total)).0,
+                want,
+                "allgather {p} {b}"
+            );
+            // Allreduce (commutative; the others always recursive doubling).
+            let want = if b < 16 * 1024 {
+                "recursive_doubling"
+            } else if b >= 4 << 20 && p >= 16 {
+                "ring"
+            } else {
+                "rabenseifner"
+            };
+            assert_eq!(pick(&t, Coll::Allreduce, &q(p, b, b)).0, want);
+            let mut nc = q(p, b, b);
+            nc.commutative = false;
+            assert_eq!(pick(&t, Coll::Allreduce, &nc).0, "recursive_doubling");
+            // Alltoall.
+            let want = if p <= 2 || b > 32 * 1024 {
+                "pairwise"
+            } else if b <= 256 && p >= 8 {
+                "bruck"
+            } else {
+                "scattered"
+            };
+            assert_eq!(pick(&t, Coll::Alltoall, &q(p, b, total)).0, want);
+            // Gather and scatter.
+            let want = if p > 2 && total <= 64 * 1024 {
+                "binomial"
+            } else {
+                "linear"
+            };
+            assert_eq!(pick(&t, Coll::Gather, &q(p, b, total)).0, want);
+            assert_eq!(pick(&t, Coll::Scatter, &q(p, b, total)).0, want);
+            assert_eq!(pick(&t, Coll::Reduce, &q(p, b, b)), ("knomial", 2));
+        }
+    }
+}
+
+#[test]
+fn conditions_parse_and_evaluate() {
+    let x = q(6, 100, 600);
+    let holds = |k: &str| Cond::parse(k).unwrap().holds(&x);
+    assert!(holds("any"));
+    assert!(holds("comm_size=any"));
+    assert!(holds("comm_type=intra"));
+    assert!(!holds("comm_type=inter"));
+    assert!(holds("comm_size<=6") && !holds("comm_size<6") && holds("comm_size<7"));
+    assert!(holds("comm_size=6") && !holds("comm_size=5"));
+    assert!(holds("comm_size>=6") && !holds("comm_size>6") && holds("comm_size>5"));
+    assert!(!holds("comm_size=pow2") && !holds("comm_size_pow2"));
+    assert!(Cond::parse("comm_size=pow2").unwrap().holds(&q(8, 0, 0)));
+    assert!(holds("avg_msg_size<=100") && !holds("avg_msg_size<100"));
+    assert!(holds("total_msg_size<=600") && !holds("total_msg_size<600"));
+    assert!(holds("count<=100") && !holds("count<=99"));
+    assert!(holds("is_commutative=yes") && !holds("is_commutative=no"));
+    for bad in [
+        "comm_size<=x",
+        "comm_siz<=4",
+        "nonsense",
+        "avg_msg_size<=",
+        "is_commutative=maybe",
+    ] {
+        assert!(Cond::parse(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn first_match_wins_in_file_order() {
+    // Keys out of alphabetical order: the parser must keep them as written.
+    let t = Table::parse(
+        r#"{"collective=bcast": {
+            "comm_size<=4": {"algorithm=scatter_allgather": {}},
+            "any": {"algorithm=knomial": {"k=3": {}}},
+            "comm_size<=100": {"algorithm=kring": {}}
+        }}"#,
+    )
+    .unwrap();
+    assert_eq!(pick(&t, Coll::Bcast, &q(4, 1, 1)), ("scatter_allgather", 0));
+    assert_eq!(pick(&t, Coll::Bcast, &q(5, 1, 1)), ("knomial", 3));
+    assert!(!t.has(Coll::Allreduce));
+    assert_eq!(t.select(Coll::Allreduce, &q(5, 1, 1)), None);
+}
+
+#[test]
+fn a_subtree_that_selects_nothing_falls_through() {
+    let t = Table::parse(
+        r#"{"collective=allgather": {
+            "comm_size<=8": {"avg_msg_size<=16": {"algorithm=bruck": {}}},
+            "any": {"algorithm=recursive_multiplying": {"k=4": {}}}
+        }}"#,
+    )
+    .unwrap();
+    assert_eq!(pick(&t, Coll::Allgather, &q(4, 8, 32)), ("bruck", 0));
+    assert_eq!(
+        pick(&t, Coll::Allgather, &q(4, 64, 256)),
+        ("recursive_multiplying", 4)
+    );
+}
+
+#[test]
+fn algorithms_defaults_and_aliases() {
+    let t = Table::parse(
+        r#"{"collective=allreduce": {"comm_size<3": {"algorithm=reduce_bcast": {}},
+                                      "any": {"algorithm=recursive_multiplying": {}}},
+            "collective=reduce": {"any": {"algorithm=binomial": {}}},
+            "collective=allgather": {"any": {"algorithm=kring": {"k=4": {}}}}}"#,
+    )
+    .unwrap();
+    assert_eq!(pick(&t, Coll::Allreduce, &q(2, 1, 1)), ("knomial", 2));
+    assert_eq!(
+        pick(&t, Coll::Allreduce, &q(3, 1, 1)),
+        ("recursive_multiplying", 2)
+    );
+    assert_eq!(pick(&t, Coll::Reduce, &q(3, 1, 1)), ("knomial", 2));
+    assert_eq!(pick(&t, Coll::Allgather, &q(3, 1, 3)), ("kring", 4));
+}
+
+#[test]
+fn bad_tables_are_rejected_with_their_path() {
+    let err = |s: &str| Table::parse(s).unwrap_err();
+    assert!(err("{").contains("EOF"), "{}", err("{"));
+    assert!(err(r#"{"collective=bcast": 3}"#).contains("object"));
+    assert!(err(r#"{"bcast": {}}"#).contains("collective=<name>"));
+    assert!(err(r#"{"collective=frobnicate": {}}"#).contains("unknown collective"));
+    let e = err(r#"{"collective=bcast": {"comm_size<=4": {"algorithm=magic": {}}}}"#);
+    assert!(
+        e.contains("unknown algorithm \"magic\"") && e.contains("comm_size<=4"),
+        "{e}"
+    );
+    let e = err(r#"{"collective=bcast": {"any": {"algorithm=knomial": {"k=1": {}}}}}"#);
+    assert!(e.contains("k must be an integer >= 2"), "{e}");
+    let e = err(r#"{"collective=bcast": {"any": {"algorithm=knomial": {"r=3": {}}}}}"#);
+    assert!(e.contains("no parameter"), "{e}");
+    let e = err(r#"{"collective=allgather": {"any": {"algorithm=ring": {"k=3": {}}}}}"#);
+    assert!(e.contains("no parameter"), "{e}");
+    let e = err(r#"{"collective=bcast": {"comm_size~4": {"algorithm=knomial": {}}}}"#);
+    assert!(e.contains("unknown condition"), "{e}");
+}
+
+#[test]
+fn overrides() {
+    let f = |c, v| parse_forced(c, v).unwrap().map(|c| (c.name, c.k));
+    assert_eq!(f(Coll::Bcast, ""), None);
+    assert_eq!(f(Coll::Bcast, "auto"), None);
+    assert_eq!(f(Coll::Bcast, "knomial"), Some(("knomial", 2)));
+    assert_eq!(f(Coll::Bcast, " knomial:k=4 "), Some(("knomial", 4)));
+    assert_eq!(f(Coll::Bcast, "binomial"), Some(("knomial", 2)));
+    assert_eq!(f(Coll::Allreduce, "ring"), Some(("ring", 0)));
+    assert_eq!(f(Coll::Allreduce, "reduce_bcast"), Some(("knomial", 2)));
+    assert_eq!(
+        f(Coll::Allreduce, "recursive_multiplying:k=3"),
+        Some(("recursive_multiplying", 3))
+    );
+    assert_eq!(f(Coll::Allgather, "kring:k=1"), Some(("kring", 1)));
+    assert_eq!(f(Coll::Allreduce, "kring:k=3"), Some(("kring", 3)));
+    assert!(parse_forced(Coll::Allreduce, "ringg").is_err());
+    assert!(parse_forced(Coll::Allreduce, "knomial:k=0").is_err());
+    assert!(parse_forced(Coll::Allreduce, "knomial:k").is_err());
+    assert!(parse_forced(Coll::Allreduce, "reduce_bcast:k=3").is_err());
+    assert!(parse_forced(Coll::Gather, "knomial").is_err());
+}
