@@ -26,6 +26,8 @@ pub const KNOBS: &[Knob] = &[
     Knob { name: "HYMPI_STEAL_CHUNK", default: "0", doc: "chunk size (bytes) of stealable copies; 0: on demand (16 KiB below 96 KiB, 32 KiB below 512 KiB, 64 KiB above)" },
     Knob { name: "HYMPI_STATS", default: "0", doc: "1: each rank prints its stealing statistics (stealable copies, chunks, chunks copied by waiting threads) to stderr at MPI_Finalize" },
     Knob { name: "HYMPI_ASYNC_PROGRESS", default: "0", doc: "1: a library thread progresses communication while the application computes (the runtime then locks as at MPI_THREAD_MULTIPLE whatever the thread level)" },
+    Knob { name: "HYMPI_COLL_TUNING_FILE", default: "", doc: "JSON table (MPICH's condition grammar) choosing collective algorithms; its matching rules win over the built-in table (docs/collectives.md)" },
+    Knob { name: "HYMPI_<COLL>_ALGORITHM", default: "auto", doc: "forces the algorithm of one collective, e.g. HYMPI_BCAST_ALGORITHM=knomial:k=4 or HYMPI_ALLREDUCE_ALGORITHM=ring (names in docs/collectives.md)" },
     Knob { name: "HYMPI_SPIN", default: "auto", doc: "empty polls before a waiting rank yields the CPU (auto: 2000, or 1 when oversubscribed)" },
 ];
 
