@@ -186,7 +186,10 @@ fn plain_posted(s: &mut VciState, v: usize, rid: u32) -> Option<&mut Request> {
     if vci::vci_of_rid(rid) != v {
         return None;
     }
-    s.reqs.get_mut(index_of(rid)).filter(|r| plain_recv(r))
+    match s.reqs.get_mut(index_of(rid)) {
+        Some(r) if plain_recv(r) => Some(r),
+        _ => None,
+    }
 }
 
 /// [`send_to_self`] when the receive that matches is not the first posted one.
