@@ -365,6 +365,7 @@ unsafe fn isend_entry(
 
 /// Nonblocking sends beyond the fast path (and every error).
 #[allow(clippy::too_many_arguments)]
+#[cold]
 #[inline(never)]
 unsafe fn isend_slow(
     buf: *const c_void,
@@ -461,6 +462,7 @@ pub(crate) unsafe fn MPI_Irecv(
 }
 
 /// `MPI_Irecv` beyond the fast path (and every error).
+#[cold]
 #[inline(never)]
 unsafe fn irecv_slow(
     buf: *mut c_void,
@@ -920,6 +922,7 @@ pub(crate) unsafe fn MPI_Waitall(
 }
 
 /// `MPI_Waitall` beyond the fast path (and every error).
+#[cold]
 #[inline(never)]
 unsafe fn waitall_slow(
     count: c_int,
