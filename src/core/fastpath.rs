@@ -22,7 +22,7 @@ use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
 use crate::core::request::{ReqKind, Request, Status, NO_PARENT};
 use crate::core::runtime;
 use crate::core::slab::{kind, Slab};
-use crate::core::vci::{self, Pool, VciState, RID_VCI_SHIFT};
+use crate::core::vci::{self, Pool, VciGuard, VciState, RID_VCI_SHIFT};
 
 /// The handle of the shared complete send request (`request::DONE_SEND`: VCI 0, index 0,
 /// generation 1).
@@ -31,7 +31,9 @@ pub const DONE_SEND_HANDLE: usize = (1 << 32) | (1 << 12) | kind::REQUEST;
 /// The VCI of communicator handle `comm`, if known without the slow path.
 #[inline(always)]
 fn comm_vci(pool: &Pool, comm: usize) -> Option<usize> {
-    if comm == MPI_COMM_WORLD {
+    if pool.len() == 1 {
+        Some(0) // every communicator; the VCI's cache still validates `comm`
+    } else if comm == MPI_COMM_WORLD {
         Some(pool.vci_of_ctx(0))
     } else if comm == MPI_COMM_SELF {
         Some(pool.vci_of_ctx(CONTEXTS_PER_ID))
@@ -120,21 +122,21 @@ pub unsafe fn isend(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    vci::with_vci(pool, v, locked, |s| {
-        let c = s.comm(comm)?;
-        if dest == MPI_PROC_NULL {
-            return Some(DONE_SEND_HANDLE);
-        }
-        if dest != c.rank {
-            return None;
-        }
-        let env = Envelope {
-            ctx: c.ctx,
-            src: c.rank,
-            tag,
-        };
-        send_to_self(s, v, pool.eager_max, env, buf, bytes)
-    })
+    let mut g = VciGuard::enter(pool, v, locked);
+    let s = g.state();
+    let c = s.comm_mru(comm)?;
+    if dest == MPI_PROC_NULL {
+        return Some(DONE_SEND_HANDLE);
+    }
+    if dest != c.rank {
+        return None;
+    }
+    let env = Envelope {
+        ctx: c.ctx,
+        src: c.rank,
+        tag,
+    };
+    send_to_self(s, v, pool.eager_max, env, buf, bytes)
 }
 
 #[inline(always)]
@@ -146,41 +148,64 @@ fn send_to_self(
     buf: *const u8,
     bytes: usize,
 ) -> Option<usize> {
-    let posted = &s.matcher.posted;
-    let at = match posted.front() {
-        None => None,
-        Some(p) if p.pattern.accepts(&env) => Some(0),
-        Some(_) => posted.iter().position(|p| p.pattern.accepts(&env)),
+    let front = match s.matcher.posted.front() {
+        Some(p) if p.pattern.accepts(&env) => true,
+        None => false,
+        Some(_) => match s
+            .matcher
+            .posted
+            .iter()
+            .position(|p| p.pattern.accepts(&env))
+        {
+            Some(i) => return deliver_posted(s, v, i, &env, buf, bytes),
+            None => false,
+        },
     };
-    match at {
-        Some(i) => {
-            let rid = posted[i].req;
-            if vci::vci_of_rid(rid) != v {
-                return None;
-            }
-            let r = s.reqs.get_mut(index_of(rid))?;
-            if !plain_recv(r) {
-                return None;
-            }
-            deliver(r, &env, buf, bytes);
-            if i == 0 {
-                s.matcher.posted.pop_front();
-            } else {
-                s.matcher.posted.remove(i);
-            }
-        }
-        None => {
-            if bytes > eager_max {
-                return None;
-            }
-            // SAFETY: the send buffer holds `bytes` bytes (caller's contract).
-            let data = unsafe { crate::core::p2p::raw_slice(buf, bytes) }.to_vec();
-            s.matcher.unexpected.push_back(Unexpected {
-                env,
-                payload: Payload::Eager { data, ack: None },
-            });
-        }
+    if front {
+        let rid = s.matcher.posted.front()?.req;
+        let r = plain_posted(s, v, rid)?;
+        deliver(r, &env, buf, bytes);
+        s.matcher.posted.pop_front();
+        return Some(DONE_SEND_HANDLE);
     }
+    if bytes > eager_max {
+        return None;
+    }
+    // SAFETY: the send buffer holds `bytes` bytes (caller's contract).
+    let data = unsafe { crate::core::p2p::raw_slice(buf, bytes) }.to_vec();
+    s.matcher.unexpected.push_back(Unexpected {
+        env,
+        payload: Payload::Eager { data, ack: None },
+    });
+    Some(DONE_SEND_HANDLE)
+}
+
+/// The posted receive request `rid`, if it is on VCI `v` and the fast path may complete it.
+#[inline(always)]
+fn plain_posted(s: &mut VciState, v: usize, rid: u32) -> Option<&mut Request> {
+    if vci::vci_of_rid(rid) != v {
+        return None;
+    }
+    match s.reqs.get_mut(index_of(rid)) {
+        Some(r) if plain_recv(r) => Some(r),
+        _ => None,
+    }
+}
+
+/// [`send_to_self`] when the receive that matches is not the first posted one.
+#[inline(never)]
+fn deliver_posted(
+    s: &mut VciState,
+    v: usize,
+    i: usize,
+    env: &Envelope,
+    buf: *const u8,
+    bytes: usize,
+) -> Option<usize> {
+    let rid = s.matcher.posted.get(i)?.req;
+    let r = plain_posted(s, v, rid)?;
+    deliver(r, env, buf, bytes);
+    s.matcher.posted.remove(i);
     Some(DONE_SEND_HANDLE)
 }
 
@@ -205,41 +230,41 @@ pub unsafe fn irecv(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    vci::with_vci(pool, v, locked, |s| {
-        let c = s.comm(comm)?;
-        if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
+    let mut g = VciGuard::enter(pool, v, locked);
+    let s = g.state();
+    let c = s.comm_mru(comm)?;
+    if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
+        return None;
+    }
+    let pattern = Pattern {
+        ctx: c.ctx,
+        src,
+        tag,
+    };
+    let mut r = Request::new(ReqKind::Recv, c.idx);
+    r.buf = buf;
+    r.cap = bytes;
+    let found = s.matcher.find_unexpected(&pattern);
+    if let Some(i) = found {
+        let u = &s.matcher.unexpected[i];
+        let Payload::Eager { data, ack: None } = &u.payload else {
             return None;
-        }
-        let pattern = Pattern {
-            ctx: c.ctx,
-            src,
-            tag,
         };
-        let mut r = Request::new(ReqKind::Recv, c.idx);
-        r.buf = buf;
-        r.cap = bytes;
-        let found = s.matcher.find_unexpected(&pattern);
-        if let Some(i) = found {
-            let u = &s.matcher.unexpected[i];
-            let Payload::Eager { data, ack: None } = &u.payload else {
-                return None;
-            };
-            deliver(&mut r, &u.env, data.as_ptr(), data.len());
-            let index = s.reqs.insert(r)?;
-            if i == 0 {
-                s.matcher.unexpected.pop_front();
-            } else {
-                s.matcher.unexpected.remove(i);
-            }
-            return Some((rid_of(v, index), s.reqs.handle(index)));
+        deliver(&mut r, &u.env, data.as_ptr(), data.len());
+        let (index, handle) = s.reqs.insert_handle(r)?;
+        if i == 0 {
+            s.matcher.unexpected.pop_front();
+        } else {
+            s.matcher.unexpected.remove(i);
         }
-        let index = s.reqs.insert(r)?;
-        s.matcher.posted.push_back(Posted {
-            pattern,
-            req: rid_of(v, index),
-        });
-        Some((rid_of(v, index), s.reqs.handle(index)))
-    })
+        return Some((rid_of(v, index), handle));
+    }
+    let (index, handle) = s.reqs.insert_handle(r)?;
+    s.matcher.posted.push_back(Posted {
+        pattern,
+        req: rid_of(v, index),
+    });
+    Some((rid_of(v, index), handle))
 }
 
 /// A request the fast completion paths may finish: complete, plain and successful.
@@ -280,51 +305,55 @@ pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) 
     if v >= pool.len() {
         return false;
     }
+    let mut g = VciGuard::enter(pool, v, locked);
+    let s = g.state();
     // Indices decoded by the first pass (arrays up to KEEP requests; longer ones decode
     // again).
-    const KEEP: usize = 64;
-    let mut kept = [u32::MAX; KEEP];
-    vci::with_vci(pool, v, locked, |s| {
-        for (i, &h) in reqs.iter().enumerate() {
-            if special(h) {
-                continue;
-            }
-            match s.reqs.decode(h as usize) {
-                Some(index) if s.reqs.get(index).is_some_and(finishable) => {
-                    if let Some(k) = kept.get_mut(i) {
-                        *k = index;
-                    }
-                }
-                _ => return false,
-            }
+    const KEEP: usize = 8;
+    let mut kept = [0u32; KEEP];
+    for (i, &h) in reqs.iter().enumerate() {
+        if special(h) {
+            continue;
         }
-        for (i, h) in reqs.iter_mut().enumerate() {
-            let st = if special(*h) {
-                Status::EMPTY
-            } else {
-                let index = match kept.get(i) {
-                    // Still live unless the same request was listed twice.
-                    Some(&k) if s.reqs.get(k).is_some() => Some(k),
-                    Some(_) => None,
-                    None => s.reqs.decode(*h as usize),
-                };
-                match index {
-                    Some(index) => {
-                        let st = s.reqs.get(index).map_or(Status::EMPTY, |r| r.status);
-                        s.reqs.free(index);
-                        st
-                    }
-                    // The same request listed twice: the slow path reports it. Those before
-                    // it are complete already, as the standard allows for an erroneous call.
-                    None => return false,
+        match s.reqs.decode(h as usize) {
+            Some(index) if s.reqs.get(index).is_some_and(finishable) => {
+                if let Some(k) = kept.get_mut(i) {
+                    *k = index;
                 }
+            }
+            _ => return false,
+        }
+    }
+    for (i, h) in reqs.iter_mut().enumerate() {
+        if !special(*h) {
+            let index = match kept.get(i) {
+                Some(&k) => Some(k),
+                None => s.reqs.decode(*h as usize),
             };
-            *h = MPI_REQUEST_NULL as MPI_Request;
+            // `None`: the same request listed twice (freed just before). The slow path
+            // reports it; those before it are complete already, as the standard allows for
+            // an erroneous call.
+            let Some(index) = index else {
+                return false;
+            };
+            if !statuses.is_null() {
+                let Some(r) = s.reqs.get(index) else {
+                    return false;
+                };
+                // SAFETY: forwarded from the caller.
+                unsafe { write_status(statuses, i, &r.status) };
+            }
+            // `finishable` checked that it owns no out-of-line state.
+            if !s.reqs.free_plain(index, |r| r.extra.is_none()) {
+                return false;
+            }
+        } else {
             // SAFETY: forwarded from the caller.
-            unsafe { write_status(statuses, i, &st) };
+            unsafe { write_status(statuses, i, &Status::EMPTY) };
         }
-        true
-    })
+        *h = MPI_REQUEST_NULL as MPI_Request;
+    }
+    true
 }
 
 #[inline(always)]

@@ -45,10 +45,12 @@ struct Slot<T> {
 pub struct Slab<T> {
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
-    kind: usize,
-    /// `tag << 58`, or'ed into every handle.
-    tag_bits: usize,
+    /// `tag << 58 | kind`, or'ed into every handle.
+    base: usize,
 }
+
+/// The bits of a handle that name its table: tag and kind.
+const BASE_MASK: usize = (MAX_TAG << 58) | 0xfff;
 
 impl<T> Slab<T> {
     /// An empty table for handles of `kind`.
@@ -62,8 +64,7 @@ impl<T> Slab<T> {
         Slab {
             slots: Vec::new(),
             free: Vec::new(),
-            kind,
-            tag_bits: tag << 58,
+            base: (tag << 58) | kind,
         }
     }
 
@@ -89,6 +90,40 @@ impl<T> Slab<T> {
             value: Some(value),
         });
         Some((self.slots.len() - 1) as u32)
+    }
+
+    /// Stores `value`, returning its index and handle. `None` when the table is full.
+    #[inline(always)]
+    pub fn insert_handle(&mut self, value: T) -> Option<(u32, usize)> {
+        if let Some(i) = self.free.pop() {
+            let s = self.slots.get_mut(i as usize)?;
+            s.value = Some(value);
+            let h = self.base | ((s.generation as usize) << 32) | ((i as usize + 1) << 12);
+            return Some((i, h));
+        }
+        let i = self.insert(value)?;
+        Some((i, self.handle(i)))
+    }
+
+    /// Like [`Slab::free`], but forgets the object instead of dropping it when
+    /// `owns_nothing(&object)` says dropping it would do nothing: that skips the call to its
+    /// drop glue on hot paths. Whether the object was live.
+    #[inline(always)]
+    pub fn free_plain(&mut self, index: u32, owns_nothing: impl FnOnce(&T) -> bool) -> bool {
+        let Some(s) = self.slots.get_mut(index as usize) else {
+            return false;
+        };
+        let Some(v) = s.value.take() else {
+            return false;
+        };
+        if owns_nothing(&v) {
+            std::mem::forget(v);
+        } else {
+            drop(v);
+        }
+        s.generation = (s.generation.wrapping_add(1) & GEN_MASK).max(1);
+        self.free.push(index);
+        true
     }
 
     /// Removes the object at `index`; its handles become stale.
@@ -136,7 +171,7 @@ impl<T> Slab<T> {
     #[inline(always)]
     pub fn handle(&self, index: u32) -> usize {
         let g = self.slots[index as usize].generation as usize;
-        self.tag_bits | (g << 32) | ((index as usize + 1) << 12) | self.kind
+        self.base | (g << 32) | ((index as usize + 1) << 12)
     }
 
     /// The wire token of the object at `index` (same as its handle).
@@ -148,10 +183,8 @@ impl<T> Slab<T> {
     /// Decodes a handle or token of this table's kind to a live index.
     #[inline(always)]
     pub fn decode(&self, handle: usize) -> Option<u32> {
-        if handle & 0xfff != self.kind
-            || handle < 0x1000
-            || handle & (MAX_TAG << 58) != self.tag_bits
-        {
+        // Values below 0x1000 have index field 0, which `checked_sub` rejects.
+        if handle & BASE_MASK != self.base {
             return None;
         }
         let index = ((handle >> 12) & 0xfffff).checked_sub(1)?;
@@ -200,6 +233,15 @@ mod tests {
         assert_ne!(s.handle(b), h, "new generation");
         assert_eq!(s.decode(h), None);
         assert_eq!(s.len(), 1);
+        let (c, hc) = s.insert_handle("c").unwrap();
+        assert_eq!(s.decode(hc), Some(c));
+        assert!(s.free_plain(c, |_| true));
+        assert!(!s.free_plain(c, |_| true), "already free");
+        assert_eq!(s.decode(hc), None, "stale after free_plain");
+        let (d, hd) = s.insert_handle("d").unwrap();
+        assert_eq!(d, c, "slot reused");
+        assert_ne!(hd, hc, "new generation");
+        assert_eq!(s.decode(hd), Some(d));
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //!   `MPI_THREAD_MULTIPLE` it holds the global lock *and every VCI lock* (taken in index
 //!   order), below MULTIPLE the application guarantees a single caller. It reaches the VCIs
 //!   through the [`Requests`] and [`Matchers`] views the runtime holds;
-//! - a **fast path** ([`with_vci`]) holds only its VCI's lock (no lock below MULTIPLE) and
+//! - a **fast path** ([`VciGuard`], [`with_vci`]) holds only its VCI's lock (no lock below MULTIPLE) and
 //!   touches nothing but that VCI: operations on one communicator from different threads on
 //!   different VCIs run in parallel. Fast paths handle the common simple cases (see
 //!   `crate::core::fastpath`) and leave everything else to the slow path.
@@ -70,6 +70,20 @@ impl VciState {
     #[inline(always)]
     pub fn comm(&self, handle: usize) -> Option<FastComm> {
         self.comms.iter().find(|c| c.handle == handle).copied()
+    }
+
+    /// Like [`VciState::comm`], and moves the entry found to the front, so that a code
+    /// that uses one communicator at a time finds it first.
+    #[inline(always)]
+    pub fn comm_mru(&mut self, handle: usize) -> Option<FastComm> {
+        match self.comms.first() {
+            Some(c) if c.handle == handle => Some(*c),
+            _ => {
+                let i = self.comms.iter().position(|c| c.handle == handle)?;
+                self.comms.swap(0, i);
+                Some(self.comms[0])
+            }
+        }
     }
 }
 
@@ -203,28 +217,51 @@ pub fn pool() -> Option<&'static Pool> {
     unsafe { POOL.load(Ordering::Acquire).as_ref() }
 }
 
+/// Exclusive access to one VCI for a fast path: holds the VCI's lock when `locked`
+/// (MPI_THREAD_MULTIPLE) until dropped, nothing below. Straight-line code on the guard
+/// compiles without the closure call [`with_vci`] may leave behind.
+pub struct VciGuard<'a> {
+    slot: &'a Slot,
+    locked: bool,
+}
+
+impl<'a> VciGuard<'a> {
+    /// Enters VCI `v`: under its lock when `locked`, else directly. The caller must not be
+    /// inside the slow path.
+    #[inline(always)]
+    pub fn enter(pool: &'a Pool, v: usize, locked: bool) -> Self {
+        let slot = &pool.slots[v];
+        if locked {
+            slot.lock.lock();
+        }
+        VciGuard { slot, locked }
+    }
+
+    /// The VCI's state.
+    #[inline(always)]
+    pub fn state(&mut self) -> &mut VciState {
+        // SAFETY: the slot lock is held (MULTIPLE) or this is the only thread in MPI; the
+        // slow path, which reaches VCIs otherwise, holds every slot lock or is not running.
+        // `&mut self` makes this the only reference obtained through the guard.
+        unsafe { &mut *self.slot.state.get() }
+    }
+}
+
+impl Drop for VciGuard<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.locked {
+            // SAFETY: locked by `enter` on this thread.
+            unsafe { self.slot.lock.unlock() };
+        }
+    }
+}
+
 /// Runs `f` on VCI `v` alone: under its lock when `locked` (MPI_THREAD_MULTIPLE), else
 /// directly. The caller must not be inside the slow path.
 #[inline(always)]
 pub fn with_vci<R>(pool: &Pool, v: usize, locked: bool, f: impl FnOnce(&mut VciState) -> R) -> R {
-    let slot = &pool.slots[v];
-    if locked {
-        slot.lock.lock();
-    }
-    struct Unlock<'a>(&'a RawMutex, bool);
-    impl Drop for Unlock<'_> {
-        #[inline(always)]
-        fn drop(&mut self) {
-            if self.1 {
-                // SAFETY: locked above by this thread.
-                unsafe { self.0.unlock() };
-            }
-        }
-    }
-    let _unlock = Unlock(&slot.lock, locked);
-    // SAFETY: the slot lock is held (MULTIPLE) or this is the only thread in MPI; the slow
-    // path, which reaches VCIs otherwise, holds every slot lock or is not running.
-    f(unsafe { &mut *slot.state.get() })
+    f(VciGuard::enter(pool, v, locked).state())
 }
 
 /// The VCI hint of communicator handle `h` (a user handle's table index), if any.

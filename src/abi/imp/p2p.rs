@@ -199,6 +199,20 @@ unsafe fn isend(
             return Ok((DONE_SEND, h));
         }
     }
+    isend_general(buf, n, dt, dest, tag, comm, mode)
+}
+
+/// [`isend`] without the fast path.
+#[inline(always)]
+fn isend_general(
+    buf: *const c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> MpiResult<(u32, usize)> {
     runtime::with(|rt| {
         let a = send_args(rt, buf, n, dt, dest, tag, comm, mode)?;
         rt.remember_fast_comm(comm as usize, a.comm);
@@ -223,6 +237,19 @@ unsafe fn irecv(
     {
         return Ok(started);
     }
+    irecv_general(buf, n, dt, src, tag, comm)
+}
+
+/// [`irecv`] without the fast path.
+#[inline(always)]
+fn irecv_general(
+    buf: *mut c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    src: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+) -> MpiResult<(u32, usize)> {
     runtime::with(|rt| {
         let a = recv_args(rt, buf, n, dt, src, tag, comm)?;
         rt.remember_fast_comm(comm as usize, a.comm);
@@ -310,6 +337,51 @@ unsafe fn set_request_index(request: *mut MPI_Request, rid: MpiResult<u32>) -> M
     Ok(())
 }
 
+/// `MPI_I{,s,r,b}send`: the fast path inline, the rest out of line.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn isend_entry(
+    buf: *const c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    if mode == SendMode::Standard && !request.is_null() {
+        // SAFETY: the caller's buffer holds `n` elements of `dt` (MPI contract).
+        if let Some(h) =
+            unsafe { fastpath::isend(buf as *const u8, n, dt as usize, dest, tag, comm as usize) }
+        {
+            // SAFETY: a non-null request pointer points to the caller's request.
+            unsafe { *request = h as MPI_Request };
+            return Ok(());
+        }
+    }
+    isend_slow(buf, n, dt, dest, tag, comm, mode, request)
+}
+
+/// Nonblocking sends beyond the fast path (and every error).
+#[allow(clippy::too_many_arguments)]
+#[cold]
+#[inline(never)]
+unsafe fn isend_slow(
+    buf: *const c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    let slot = out(request, "request")?;
+    *slot = isend_general(buf, n, dt, dest, tag, comm, mode)?.1 as MPI_Request;
+    Ok(())
+}
+
 macro_rules! send_fns {
     ($($blocking:ident, $nonblocking:ident, $blocking_c:ident, $nonblocking_c:ident => $mode:expr;)*) => {$(
         pub(crate) unsafe fn $blocking(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<()> {
@@ -318,8 +390,9 @@ macro_rules! send_fns {
         pub(crate) unsafe fn $blocking_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<()> {
             send_blocking(buf, count, datatype, dest, tag, comm, $mode)
         }
+        #[inline(always)]
         pub(crate) unsafe fn $nonblocking(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
-            set_request(request, isend(buf, count as i64, datatype, dest, tag, comm, $mode))
+            isend_entry(buf, count as i64, datatype, dest, tag, comm, $mode, request)
         }
         pub(crate) unsafe fn $nonblocking_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
             set_request(request, isend(buf, count, datatype, dest, tag, comm, $mode))
@@ -358,6 +431,7 @@ pub(crate) unsafe fn MPI_Recv_c(
     recv_blocking(buf, count, datatype, source, tag, comm, status)
 }
 
+#[inline(always)]
 pub(crate) unsafe fn MPI_Irecv(
     buf: *mut c_void,
     count: c_int,
@@ -367,14 +441,41 @@ pub(crate) unsafe fn MPI_Irecv(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
-    // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
-    // standard requires (see the module documentation); the callee checks NULLs.
-    unsafe {
-        set_request(
-            request,
-            irecv(buf, count as i64, datatype, source, tag, comm),
-        )
+    if !request.is_null() {
+        // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract).
+        if let Some((_, h)) = unsafe {
+            fastpath::irecv(
+                buf as *mut u8,
+                count as i64,
+                datatype as usize,
+                source,
+                tag,
+                comm as usize,
+            )
+        } {
+            // SAFETY: a non-null request pointer points to the caller's request.
+            unsafe { *request = h as MPI_Request };
+            return Ok(());
+        }
     }
+    irecv_slow(buf, count as i64, datatype, source, tag, comm, request)
+}
+
+/// `MPI_Irecv` beyond the fast path (and every error).
+#[cold]
+#[inline(never)]
+unsafe fn irecv_slow(
+    buf: *mut c_void,
+    n: i64,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    let slot = out(request, "request")?;
+    *slot = irecv_general(buf, n, datatype, source, tag, comm)?.1 as MPI_Request;
+    Ok(())
 }
 
 pub(crate) unsafe fn MPI_Irecv_c(
@@ -803,16 +904,32 @@ unsafe fn report_all(
     }
 }
 
+#[inline(always)]
 pub(crate) unsafe fn MPI_Waitall(
     count: c_int,
     array_of_requests: *mut MPI_Request,
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let reqs = req_slice(count, array_of_requests)?;
-    // SAFETY: the status array is null or has an entry per request.
-    if unsafe { fastpath::complete_all(reqs, array_of_statuses) } {
-        return Ok(());
+    if count > 0 && !array_of_requests.is_null() {
+        // SAFETY: the caller passes an array of `count` requests.
+        let reqs = unsafe { std::slice::from_raw_parts_mut(array_of_requests, count as usize) };
+        // SAFETY: the status array is null or has an entry per request.
+        if unsafe { fastpath::complete_all(reqs, array_of_statuses) } {
+            return Ok(());
+        }
     }
+    waitall_slow(count, array_of_requests, array_of_statuses)
+}
+
+/// `MPI_Waitall` beyond the fast path (and every error).
+#[cold]
+#[inline(never)]
+unsafe fn waitall_slow(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    array_of_statuses: *mut MPI_Status,
+) -> MpiResult<()> {
+    let reqs = req_slice(count, array_of_requests)?;
     let failed = runtime::wait_for(|rt| complete_all(rt, reqs, array_of_statuses))?;
     match failed {
         None => Ok(()),
