@@ -675,6 +675,36 @@ mod tests {
         assert_eq!(segs(&nested, 400, 1, 22, 30), vec![(1078, 2), (1208, 6)]);
     }
 
+    /// Blocks large enough for the prefetching copy (also in part, from a byte offset that
+    /// cuts a block) pack and unpack to the same bytes as a naive walk.
+    #[test]
+    fn large_blocks_pack_unpack() {
+        let (len, count, stride) = (300usize, 7usize, 1000isize);
+        let v = Prog::new(Prog::repeat(0, count, stride, &Prog::bytes(0, len)));
+        let src: Vec<u8> = (0..8000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let naive: Vec<u8> = (0..count)
+            .flat_map(|k| src[k * stride as usize..k * stride as usize + len].to_vec())
+            .collect();
+        let mut packed = vec![0u8; len * count];
+        // SAFETY: the blocks lie within `src` (last one ends at 6300 < 8000).
+        unsafe {
+            pack(&v, 0, 1, src.as_ptr() as usize, 0, &mut packed[..450]);
+            pack(&v, 0, 1, src.as_ptr() as usize, 450, &mut packed[450..]);
+        }
+        assert_eq!(packed, naive);
+        let mut dst = vec![0u8; 8000];
+        // SAFETY: as above, for `dst`.
+        unsafe {
+            unpack(&v, 0, 1, dst.as_mut_ptr() as usize, 0, &packed[..1234]);
+            unpack(&v, 0, 1, dst.as_mut_ptr() as usize, 1234, &packed[1234..]);
+        }
+        for k in 0..count {
+            let at = k * stride as usize;
+            assert_eq!(dst[at..at + len], src[at..at + len]);
+            assert!(dst[at + len..at + stride as usize].iter().all(|&b| b == 0));
+        }
+    }
+
     #[test]
     fn pack_unpack_roundtrip() {
         let d = Prog::bytes(0, 4);
