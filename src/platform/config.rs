@@ -18,7 +18,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { name: "HYMPI_SHM_CELLS", default: "64", doc: "shared-memory cells owned by each local rank" },
     Knob { name: "HYMPI_SHM_CELL_SIZE", default: "16384", doc: "bytes per shared-memory cell (header included)" },
     Knob { name: "HYMPI_CMA_SPLIT_MIN", default: "262144", doc: "rendezvous messages of at least this many bytes are copied by both ranks at once when the sender is waiting (its half with process_vm_writev); 0 turns splitting off" },
-    Knob { name: "HYMPI_DT_IOV_MIN", default: "65536", doc: "large noncontiguous sends whose contiguous pieces average at least this many bytes are copied by one vectored process_vm_readv from the sender's segments (each remote segment costs a page pinning, ~0.5 us); smaller pieces are packed through shared-memory cells" },
+    Knob { name: "HYMPI_DT_IOV_MIN", default: "off", doc: "large noncontiguous sends whose contiguous pieces average at least this many bytes are copied by one vectored process_vm_readv from the sender's segments (one copy on one core; each remote segment costs a page pinning, ~0.5 us); off: every large noncontiguous send is packed through shared-memory cells while the receiver unpacks (two copies on two cores, measured 2-4x faster than the vectored read at every segment size, also with both ranks on one CPU)" },
     Knob { name: "HYMPI_NUM_VCIS", default: "auto", doc: "VCIs (per-VCI locks, request tables and matching queues) at MPI_THREAD_MULTIPLE (auto: the CPUs this process may run on, at most 64; below MULTIPLE always 1)" },
     Knob { name: "HYMPI_SPIN", default: "auto", doc: "empty polls before a waiting rank yields the CPU (auto: 2000, or 1 when oversubscribed)" },
 ];
