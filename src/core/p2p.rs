@@ -818,9 +818,18 @@ impl Runtime {
         nseg: u64,
     ) {
         let token = self.reqs.token(rid);
+        let iov_min = self.dt_iov_min;
         let r = self.reqs.get_mut(rid).expect("live receive request");
         let n = (total as usize).min(r.cap);
-        if shm.cma_enabled() && nseg != RTS_STREAM {
+        // A contiguous sender's block is read straight into our segments when they are large
+        // enough (HYMPI_DT_IOV_MIN); otherwise we ask for a stream and unpack it as it comes.
+        let layout = r.extra.as_ref().and_then(|e| e.layout.as_ref());
+        let vectored = match nseg {
+            RTS_STREAM => false,
+            0 => layout.is_none_or(|l| l.avg_segment() >= iov_min),
+            _ => true,
+        };
+        if shm.cma_enabled() && vectored {
             let ok = vectored_read(shm, r, src_local, addr, n, nseg).is_ok();
             r.status = Status {
                 source: env.src,

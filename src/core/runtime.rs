@@ -80,7 +80,7 @@ pub struct Runtime {
     /// User datatypes (predefined ones are not stored).
     pub types: Slab<crate::core::datatype::TypeEntry>,
     /// Noncontiguous rendezvous sends whose segments average at least this many bytes are
-    /// copied by a vectored CMA read; smaller pieces are streamed packed.
+    /// copied by a vectored CMA read; smaller pieces are streamed packed (`usize::MAX`: all).
     pub dt_iov_min: usize,
     /// User reduction operations (the predefined ones are not stored).
     pub ops: Slab<crate::core::op::UserOp>,
@@ -438,7 +438,10 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         background: Vec::new(),
         predefined_type_attrs: Default::default(),
         types: Slab::new(kind::DATATYPE),
-        dt_iov_min: config::int("HYMPI_DT_IOV_MIN").max(0) as usize,
+        dt_iov_min: match config::text("HYMPI_DT_IOV_MIN").trim() {
+            "off" | "" => usize::MAX,
+            v => v.parse().unwrap_or(usize::MAX),
+        },
         ops: Slab::new(kind::OP),
         streams: Default::default(),
     }))
