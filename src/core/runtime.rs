@@ -198,26 +198,30 @@ pub fn wait_for<R>(mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -
     // Only threads of a MULTIPLE process can help each other.
     let steal = crate::core::steal::settings().on && fast_access() == Some(true);
     loop {
-        let (got, progressed) = with(|rt| {
+        // `marked`: this loop published "waiting" (node peers then split large copies with
+        // us), so it must withdraw it however it leaves.
+        let polled = with(|rt| {
             if let Some(v) = step(rt)? {
                 return Ok((Some(v), true));
             }
             if !marked {
                 rt.set_waiting(true);
+                marked = true;
             }
             let progressed = rt.progress()?;
             Ok((if progressed { step(rt)? } else { None }, progressed))
-        })?;
+        });
+        let done = !matches!(polled, Ok((None, _)));
+        if done && marked {
+            let _ = with(|rt| {
+                rt.set_waiting(false);
+                Ok(())
+            });
+        }
+        let (got, progressed) = polled?;
         if let Some(v) = got {
-            if marked {
-                let _ = with(|rt| {
-                    rt.set_waiting(false);
-                    Ok(())
-                });
-            }
             return Ok(v);
         }
-        marked = true;
         if steal {
             // Waiting threads copy chunks of large receives (their own or others').
             if counted.is_none() {
