@@ -109,8 +109,8 @@ conversions! {
     MPI_Comm_toint, MPI_Comm_fromint, MPI_Comm, MPI_COMM_NULL, kind::COMM, |rt: &Runtime, ix| rt.comms.get(ix).map(|_| rt.comms.handle(ix));
     MPI_Errhandler_toint, MPI_Errhandler_fromint, MPI_Errhandler, MPI_ERRHANDLER_NULL, kind::ERRHANDLER, |rt: &Runtime, ix| rt.errhandlers.get(ix).map(|_| rt.errhandlers.handle(ix));
     MPI_Message_toint, MPI_Message_fromint, MPI_Message, MPI_MESSAGE_NULL, kind::MESSAGE, |rt: &Runtime, ix| rt.messages.get(ix).map(|_| rt.messages.handle(ix));
-    MPI_Type_toint, MPI_Type_fromint, MPI_Datatype, MPI_DATATYPE_NULL, kind::DATATYPE, none;
-    MPI_Op_toint, MPI_Op_fromint, MPI_Op, MPI_OP_NULL, kind::OP, none;
+    MPI_Type_toint, MPI_Type_fromint, MPI_Datatype, MPI_DATATYPE_NULL, kind::DATATYPE, |rt: &Runtime, ix| rt.types.get(ix).map(|_| rt.types.handle(ix));
+    MPI_Op_toint, MPI_Op_fromint, MPI_Op, MPI_OP_NULL, kind::OP, |rt: &Runtime, ix| rt.ops.get(ix).map(|_| rt.ops.handle(ix));
     MPI_Group_toint, MPI_Group_fromint, MPI_Group, MPI_GROUP_NULL, kind::GROUP, |rt: &Runtime, ix| rt.groups.get(ix).map(|_| rt.groups.handle(ix));
     MPI_Info_toint, MPI_Info_fromint, MPI_Info, MPI_INFO_NULL, kind::INFO, |_: &Runtime, ix| crate::core::info::handle_at(ix);
     MPI_Win_toint, MPI_Win_fromint, MPI_Win, MPI_WIN_NULL, 0usize, none;
