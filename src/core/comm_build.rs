@@ -183,11 +183,7 @@ impl Runtime {
                 }))
             }
         };
-        if let Errh::User(u) = bp.errh {
-            if let Some(e) = self.errhandlers.get_mut(u) {
-                e.refs += 1;
-            }
-        }
+        self.errh_ref(bp.errh);
         for &(k, _) in &bp.attrs {
             self.keyvals.attach(k);
         }

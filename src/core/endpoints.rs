@@ -28,7 +28,7 @@ use crate::core::errhandler::Errh;
 use crate::core::error::{fail, MpiResult};
 use crate::core::info::Info;
 use crate::core::runtime::{self, Runtime};
-use crate::core::team::{self, Combine, Round, Team};
+use crate::core::team::{self, Team};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -68,17 +68,7 @@ pub fn create(parent: usize, my_num_ep: i32, info: Info) -> MpiResult<Vec<usize>
             c.errh,
         ))
     })?;
-    let counts = Round::new(
-        team_counts,
-        None,
-        Combine::Concat,
-        (my_num_ep as u32).to_le_bytes().to_vec(),
-    )
-    .run()?;
-    let counts: Vec<u32> = counts
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
+    let counts = team::allgather_u32(team_counts, my_num_ep as u32)?;
     let most = counts.iter().copied().max().unwrap_or(1);
     let key = ((ctx as u64) << 32) | (TAG_COUNTS as u32 as u64);
     let base = Agreement::for_run(team_agree, key, most).run()?;
@@ -118,11 +108,7 @@ impl Runtime {
         let map = RankMap::Table(worlds);
         let mut handles = Vec::new();
         for k in 0..mine {
-            if let Errh::User(u) = errh {
-                if let Some(e) = self.errhandlers.get_mut(u) {
-                    e.refs += 1;
-                }
-            }
+            self.errh_ref(errh);
             let mut c = Comm::intra(
                 (base + k) * CONTEXTS_PER_ID,
                 (first_mine + k as usize) as i32,
@@ -177,11 +163,7 @@ pub fn threadcomm_init(parent: usize, num_threads: i32) -> MpiResult<usize> {
             idxs.push(rt.comm_index(h).expect("new endpoint"));
         }
         let errh = rt.comms.get(idxs[0]).expect("new endpoint").errh;
-        if let Errh::User(u) = errh {
-            if let Some(e) = rt.errhandlers.get_mut(u) {
-                e.refs += 1;
-            }
-        }
+        rt.errh_ref(errh);
         let mut c = Comm::intra(PENDING_CTX, 0, 0, RankMap::Table(Vec::new()), errh);
         c.threads = Some(Arc::new(ThreadComm {
             barrier: Barrier::new(idxs.len()),

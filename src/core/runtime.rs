@@ -600,6 +600,15 @@ impl Runtime {
         finished
     }
 
+    /// Takes one more reference to error handler `e` (a communicator starts using it).
+    pub fn errh_ref(&mut self, e: Errh) {
+        if let Errh::User(i) = e {
+            if let Some(u) = self.errhandlers.get_mut(i) {
+                u.refs += 1;
+            }
+        }
+    }
+
     /// Drops one reference to an error handler (a communicator let go of it).
     pub fn errh_unref(&mut self, e: Errh) {
         if let Errh::User(i) = e {

@@ -23,7 +23,7 @@ use crate::core::comm_build::{self, Agreement, Blueprint};
 use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::{self, Runtime};
 use crate::core::slab::{kind, Slab};
-use crate::core::team::{self, Combine, Round, Team};
+use crate::core::team::{self, Team};
 use crate::core::vci;
 use std::sync::Arc;
 
@@ -266,17 +266,7 @@ pub fn comm_create_multiplex(comm: usize, streams: &[usize]) -> MpiResult<usize>
             "MPIX_Stream_comm_create_multiplex needs an intracommunicator",
         );
     }
-    let counts = Round::new(
-        team_counts,
-        None,
-        Combine::Concat,
-        (streams.len() as u32).to_le_bytes().to_vec(),
-    )
-    .run()?;
-    let counts: Vec<u32> = counts
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
+    let counts = team::allgather_u32(team_counts, streams.len() as u32)?;
     let most = counts.iter().copied().max().unwrap_or(0).max(1);
     if most > MAX_MULTIPLEX {
         return fail(

@@ -374,3 +374,12 @@ pub fn bcast(team: &Team, data: Vec<u8>) -> MpiResult<Vec<u8>> {
         Ok(got)
     }
 }
+
+/// Allgathers one `u32` per member of `team` (blocking); the values in team order.
+pub fn allgather_u32(team: Team, v: u32) -> MpiResult<Vec<u32>> {
+    let all = Round::new(team, None, Combine::Concat, v.to_le_bytes().to_vec()).run()?;
+    Ok(all
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
+}
