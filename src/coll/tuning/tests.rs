@@ -8,8 +8,9 @@ fn default() -> Table {
     Table::parse(DEFAULT_TABLE).unwrap()
 }
 
+/// The schedule algorithm `t` picks (the shared-memory one passed over, as [`select`] does).
 fn pick(t: &Table, c: Coll, q: &Query) -> (&'static str, u32) {
-    let ch = t.select(c, q).unwrap();
+    let ch = t.select_skipping(c, q, Some(SHM)).unwrap();
     (ch.name, ch.k)
 }
 
