@@ -125,8 +125,15 @@ pub(crate) fn reduce_build(
     Ok(())
 }
 
-/// Offers a reduction of `e` (predefined datatypes only: derived ones keep the schedules) to
-/// the shared-memory path with the query the schedule algorithms use.
+/// Whether the elements of `e` are one gapless block starting at the buffer's base, which the
+/// shared-memory path copies and combines as is (other layouts keep the schedules; the
+/// datatype is the same on every rank, so all ranks decide alike).
+fn dense(e: &Elems) -> bool {
+    e.proto.is_contiguous() && e.proto.addr == 0 && e.proto.bytes == e.count * e.reducer.extent
+}
+
+/// Offers a reduction of `e` (dense layouts only, see [`dense`]) to the shared-memory path
+/// with the query the schedule algorithms use.
 fn offer_reduce(
     rt: &Runtime,
     c: &Ctx,
@@ -135,7 +142,7 @@ fn offer_reduce(
     e: &Elems,
     kind: impl FnOnce(Reducer) -> Kind,
 ) -> bool {
-    if e.proto.layout.is_some() {
+    if !dense(e) {
         return false;
     }
     let q = Query {
@@ -259,7 +266,7 @@ pub(crate) fn reduce_scatter_build(
                 commutative: e.reducer.commutative,
             };
             let bytes = total * e.reducer.extent;
-            if e.proto.layout.is_none()
+            if dense(&e)
                 && shm::offer(rt, c, s, Coll::ReduceScatter, &q, bytes, || {
                     Kind::ReduceScatter {
                         red: e.reducer,
