@@ -14,7 +14,7 @@ use crate::coll::sched::{check_root, Schedule, Span};
 use crate::coll::shm;
 use crate::coll::tuning::{Coll, Query};
 use crate::coll::Ctx;
-use crate::core::datatype::{Dtype, Layout};
+use crate::core::datatype::Layout;
 use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::Runtime;
 use core::ffi::{c_int, c_void};
@@ -37,8 +37,8 @@ pub(crate) fn no_in_place(buf: *const c_void, what: &str, function: &str) -> Mpi
 
 /// The extent of datatype `dt` in bytes.
 fn extent(rt: &Runtime, dt: MPI_Datatype) -> MpiResult<isize> {
-    if let Some(t) = Dtype::predefined(dt as usize) {
-        return Ok(t.extent);
+    if let Some(t) = crate::core::datatype::predefined(dt as usize) {
+        return Ok(t.extent as isize);
     }
     Ok(rt.type_entry(dt as usize)?.dt.extent)
 }
