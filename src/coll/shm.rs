@@ -164,7 +164,11 @@ pub fn offer(
         }
         None
     } else {
-        let region = rt.shm.as_ref().expect("a slot implies a segment").coll_region();
+        let region = rt
+            .shm
+            .as_ref()
+            .expect("a slot implies a segment")
+            .coll_region();
         let seq = a.seq.load(Relaxed) + 1;
         a.seq.store(seq, Relaxed);
         Some((region.slot(state - SLOT0), seq))
@@ -197,7 +201,13 @@ pub fn execute(plan: Box<Plan>) -> MpiResult<bool> {
             None => return Ok(false),
         },
     };
-    run(&plan.kind, slot, seq, plan.rank as usize, plan.size as usize)?;
+    run(
+        &plan.kind,
+        slot,
+        seq,
+        plan.rank as usize,
+        plan.size as usize,
+    )?;
     Ok(true)
 }
 
@@ -270,7 +280,13 @@ fn wait_all(slot: Slot, p: usize, s: u64) -> MpiResult<()> {
 
 /// Writes this rank's contribution for call `s` with `fill` (given its area) once the
 /// area's previous readers are done, and publishes `s`.
-fn contribute(slot: Slot, p: usize, me: usize, s: u64, fill: impl FnOnce(*mut u8)) -> MpiResult<()> {
+fn contribute(
+    slot: Slot,
+    p: usize,
+    me: usize,
+    s: u64,
+    fill: impl FnOnce(*mut u8),
+) -> MpiResult<()> {
     wait(|| slot.drained(p, s))?;
     fill(slot.data(me, s));
     slot.publish(me, s);
@@ -329,7 +345,13 @@ unsafe fn unpack(dst: &Span, src: *const u8, n: usize) {
 ///
 /// # Safety
 /// Every `src(r)` and `recv` are valid for `count` elements of `red`'s datatype.
-unsafe fn combine(red: &Reducer, count: usize, p: usize, src: impl Fn(usize) -> *const u8, recv: usize) {
+unsafe fn combine(
+    red: &Reducer,
+    count: usize,
+    p: usize,
+    src: impl Fn(usize) -> *const u8,
+    recv: usize,
+) {
     let n = count * red.extent;
     // SAFETY: caller's guarantee; slot areas never overlap user buffers.
     unsafe {

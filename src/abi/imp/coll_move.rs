@@ -579,9 +579,11 @@ pub(crate) fn alltoall(
     };
     let q = Query::new(c.size, rb.packed, rb.packed.saturating_mul(p));
     let bytes = rb.packed.saturating_mul(p);
-    if shm::offer(rt, c, s, Coll::Alltoall, &q, bytes, || shm::Kind::Alltoall {
-        send: user_sb.clone().unwrap_or_else(|| rb.clone()),
-        recv: rb.clone(),
+    if shm::offer(rt, c, s, Coll::Alltoall, &q, bytes, || {
+        shm::Kind::Alltoall {
+            send: user_sb.clone().unwrap_or_else(|| rb.clone()),
+            recv: rb.clone(),
+        }
     }) {
         return Ok(());
     }

@@ -18,9 +18,9 @@ use crate::coll::sched::{check_root, Schedule};
 use crate::coll::shm::{self, Kind};
 use crate::coll::tuning::{Coll, Query};
 use crate::coll::Ctx;
-use crate::core::op::Reducer;
 use crate::core::datatype;
 use crate::core::error::{fail, MpiResult};
+use crate::core::op::Reducer;
 use crate::core::runtime::Runtime;
 use core::ffi::{c_int, c_void};
 

@@ -263,7 +263,8 @@ mod tests {
                             for k in 0..64 {
                                 // SAFETY: `w` published `call`, so its area holds this call's
                                 // data until we enter the next call.
-                                let got = unsafe { (slot.data(w, call) as *const u64).add(k).read() };
+                                let got =
+                                    unsafe { (slot.data(w, call) as *const u64).add(k).read() };
                                 assert_eq!(got, call * 100 + w as u64 + k as u64, "call {call}");
                             }
                         }
