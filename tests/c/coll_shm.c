@@ -219,13 +219,19 @@ int main(int argc, char **argv)
         int len;
         MPI_Get_library_version(v, &len);
         mpich_inplace_bug = strstr(v, "MPICH Version:\t4.0") != NULL;
+        /* Under another MPI a run with HYMPI_*_ALGORITHM set repeats the plain run. */
+        if (getenv("HYMPI_BARRIER_ALGORITHM") != NULL && strncmp(v, "hympi", 5) != 0) {
+            MPI_Op_free(&affine);
+            MTest_Skip("HYMPI_*_ALGORITHM only matters on hympi (the plain run covers this MPI)");
+            return MTest_Finalize(0);
+        }
     }
 
     const int counts[] = {0, 1, 7, 60, 1100};
     for (int c = 0; c < 5; c++)
         for (int salt = 0; salt < 3; salt++)
             round_on(MPI_COMM_WORLD, counts[c], salt + 3 * c, affine);
-    stress(MPI_COMM_WORLD, 3000);
+    stress(MPI_COMM_WORLD, 1000);
 
     /* Halves of the world, each its own slot (or the schedules), used concurrently. */
     MPI_Comm half;
