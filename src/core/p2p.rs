@@ -680,8 +680,12 @@ impl Runtime {
         }
         let n = (total as usize).min(r.cap);
         let steal = crate::core::steal::settings();
-        let split = shm.cma_enabled() && n >= self.split_min && shm.peer_waiting(src_local);
+        let waiting = sender_waits(shm, src_local);
+        // A waiting sender streams a message that fits its ring faster than CMA copies it.
+        let stream = waiting && n <= self.stream_max;
+        let split = shm.cma_enabled() && !stream && n >= self.split_min && waiting;
         if !split
+            && !stream
             && steal.on
             && self.thread_level == MPI_THREAD_MULTIPLE
             && shm.cma_enabled()
@@ -755,7 +759,7 @@ impl Runtime {
             e.stream_got = src_local as u64;
             return;
         }
-        if shm.cma_enabled() {
+        if shm.cma_enabled() && !stream {
             // SAFETY: the receive buffer holds `cap` ≥ n bytes.
             if unsafe { shm.cma_read(src_local, addr, r.buf, n) }.is_ok() {
                 r.status = Status {
@@ -1246,6 +1250,22 @@ fn vectored_read(
         }
     }
     Ok(())
+}
+
+/// Polls of the sender's waiting flag before a rendezvous receive decides the sender does not
+/// wait (~1 us): a blocking send publishes that it waits just after its request to send left.
+const SENDER_WAIT_POLLS: u32 = 48;
+
+/// Whether local rank `src`, the sender of a rendezvous just matched, waits inside MPI (so it
+/// copies its part of the message at once), giving a blocking send the moment it takes to say so.
+fn sender_waits(shm: &ShmEngine, src: u32) -> bool {
+    for _ in 0..SENDER_WAIT_POLLS {
+        if shm.peer_waiting(src) {
+            return true;
+        }
+        std::hint::spin_loop();
+    }
+    false
 }
 
 /// Bit set in a `SplitDone`'s receiver token when the sender could not write its part.
