@@ -680,7 +680,7 @@ impl Runtime {
         }
         let n = (total as usize).min(r.cap);
         let steal = crate::core::steal::settings();
-        let waiting = sender_waits(shm, src_local);
+        let waiting = shm.peer_waiting(src_local);
         // A waiting sender streams a message that fits its ring faster than CMA copies it.
         let stream = waiting && n <= self.stream_max;
         let split = shm.cma_enabled() && !stream && n >= self.split_min && waiting;
@@ -1250,22 +1250,6 @@ fn vectored_read(
         }
     }
     Ok(())
-}
-
-/// Polls of the sender's waiting flag before a rendezvous receive decides the sender does not
-/// wait (~1 us): a blocking send publishes that it waits just after its request to send left.
-const SENDER_WAIT_POLLS: u32 = 48;
-
-/// Whether local rank `src`, the sender of a rendezvous just matched, waits inside MPI (so it
-/// copies its part of the message at once), giving a blocking send the moment it takes to say so.
-fn sender_waits(shm: &ShmEngine, src: u32) -> bool {
-    for _ in 0..SENDER_WAIT_POLLS {
-        if shm.peer_waiting(src) {
-            return true;
-        }
-        std::hint::spin_loop();
-    }
-    false
 }
 
 /// Bit set in a `SplitDone`'s receiver token when the sender could not write its part.
