@@ -392,12 +392,12 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     // waits for cells handed back and leaves room for other traffic.
     let stream_max = match (&shm, config::text("HYMPI_STREAM_MAX").trim()) {
         (None, _) => 0,
-        (Some(_), "auto" | "") => {
+        (Some(_), "auto") => {
             let cells = config::int("HYMPI_SHM_CELLS").clamp(4, 1 << 16) as usize;
             let cell = config::int("HYMPI_SHM_CELL_SIZE").clamp(1024, 1 << 22) as usize;
             cells * cell.next_multiple_of(64) / 2
         }
-        (Some(_), v) => v.parse().unwrap_or(0),
+        (Some(_), v) => v.parse().unwrap_or(0), // the default "0": off
     };
 
     let mut comms = Slab::new(kind::COMM);
