@@ -19,7 +19,7 @@ use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
-use crate::core::request::{ReqKind, Request, Status, NO_PARENT};
+use crate::core::request::{flag, ReqKind, Request, Status, NO_PARENT};
 use crate::core::runtime;
 use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Pool, VciGuard, VciState, RID_VCI_SHIFT};
@@ -60,13 +60,9 @@ fn contiguous_bytes(buf: *const u8, count: i64, dt: usize) -> Option<usize> {
 /// A receive request the fast paths may complete on their own.
 #[inline(always)]
 fn plain_recv(r: &Request) -> bool {
+    // Active, and not done, persistent, freed, internal or noncontiguous.
     r.kind == ReqKind::Recv
-        && !r.done
-        && r.active
-        && !r.persistent
-        && !r.user_freed
-        && !r.internal
-        && !r.noncontig
+        && r.flags == flag::ACTIVE
         && r.parent == NO_PARENT
         && r.extra.is_none()
 }
@@ -89,7 +85,7 @@ fn deliver(r: &mut Request, env: &Envelope, data: *const u8, bytes: usize) {
         bytes: n as u64,
         cancelled: false,
     };
-    r.done = true;
+    r.set_done(true);
 }
 
 #[inline(always)]
@@ -270,10 +266,8 @@ pub unsafe fn irecv(
 /// A request the fast completion paths may finish: complete, plain and successful.
 #[inline(always)]
 fn finishable(r: &Request) -> bool {
-    r.done
-        && r.active
-        && !r.persistent
-        && !r.user_freed
+    const MASK: u8 = flag::DONE | flag::ACTIVE | flag::PERSISTENT | flag::USER_FREED;
+    r.flags & MASK == flag::DONE | flag::ACTIVE
         && r.extra.is_none()
         && r.status.error == MPI_SUCCESS
 }
@@ -437,7 +431,7 @@ mod tests {
         };
         let data = [1u8, 2, 3, 4, 5, 6];
         deliver(&mut r, &env, data.as_ptr(), data.len());
-        assert!(r.done);
+        assert!(r.done());
         assert_eq!(out, [1, 2, 3, 4]);
         assert_eq!(r.status.error, MPI_ERR_TRUNCATE);
         assert_eq!((r.status.source, r.status.tag, r.status.bytes), (2, 9, 4));
