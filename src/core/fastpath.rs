@@ -112,12 +112,31 @@ pub unsafe fn isend(
 ) -> Option<usize> {
     let locked = runtime::fast_access()?;
     let pool = vci::pool()?;
+    // One copy of the path per lock mode, so that neither tests the mode as it goes.
+    if locked {
+        isend_in::<true>(pool, buf, count, dt, dest, tag, comm)
+    } else {
+        isend_in::<false>(pool, buf, count, dt, dest, tag, comm)
+    }
+}
+
+/// [`isend`] under lock mode `LOCKED`.
+#[inline(always)]
+fn isend_in<const LOCKED: bool>(
+    pool: &Pool,
+    buf: *const u8,
+    count: i64,
+    dt: usize,
+    dest: i32,
+    tag: i32,
+    comm: usize,
+) -> Option<usize> {
     let bytes = contiguous_bytes(buf, count, dt)?;
     if tag < 0 {
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = VciGuard::enter(pool, v, locked);
+    let mut g = VciGuard::enter(pool, v, LOCKED);
     let s = g.state();
     let c = s.comm_mru(comm)?;
     if dest == MPI_PROC_NULL {
@@ -158,9 +177,9 @@ fn send_to_self(
     };
     if front {
         let rid = s.matcher.posted.front()?.req;
-        let r = plain_posted(s, v, rid)?;
-        deliver(r, &env, buf, bytes);
+        let r = plain_posted(&mut s.reqs, v, rid)?;
         s.matcher.posted.pop_front();
+        deliver(r, &env, buf, bytes);
         return Some(DONE_SEND_HANDLE);
     }
     if bytes > eager_max {
@@ -177,11 +196,11 @@ fn send_to_self(
 
 /// The posted receive request `rid`, if it is on VCI `v` and the fast path may complete it.
 #[inline(always)]
-fn plain_posted(s: &mut VciState, v: usize, rid: u32) -> Option<&mut Request> {
+fn plain_posted(reqs: &mut Slab<Request>, v: usize, rid: u32) -> Option<&mut Request> {
     if vci::vci_of_rid(rid) != v {
         return None;
     }
-    match s.reqs.get_mut(index_of(rid)) {
+    match reqs.get_mut(index_of(rid)) {
         Some(r) if plain_recv(r) => Some(r),
         _ => None,
     }
@@ -198,9 +217,9 @@ fn deliver_posted(
     bytes: usize,
 ) -> Option<usize> {
     let rid = s.matcher.posted.get(i)?.req;
-    let r = plain_posted(s, v, rid)?;
-    deliver(r, &env, buf, bytes);
+    let r = plain_posted(&mut s.reqs, v, rid)?;
     s.matcher.posted.remove(i);
+    deliver(r, &env, buf, bytes);
     Some(DONE_SEND_HANDLE)
 }
 
@@ -220,12 +239,31 @@ pub unsafe fn irecv(
 ) -> Option<(u32, usize)> {
     let locked = runtime::fast_access()?;
     let pool = vci::pool()?;
+    // One copy of the path per lock mode, so that neither tests the mode as it goes.
+    if locked {
+        irecv_in::<true>(pool, buf, count, dt, src, tag, comm)
+    } else {
+        irecv_in::<false>(pool, buf, count, dt, src, tag, comm)
+    }
+}
+
+/// [`irecv`] under lock mode `LOCKED`.
+#[inline(always)]
+fn irecv_in<const LOCKED: bool>(
+    pool: &Pool,
+    buf: *mut u8,
+    count: i64,
+    dt: usize,
+    src: i32,
+    tag: i32,
+    comm: usize,
+) -> Option<(u32, usize)> {
     let bytes = contiguous_bytes(buf, count, dt)?;
     if tag < 0 && tag != MPI_ANY_TAG {
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = VciGuard::enter(pool, v, locked);
+    let mut g = VciGuard::enter(pool, v, LOCKED);
     let s = g.state();
     let c = s.comm_mru(comm)?;
     if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
@@ -284,6 +322,26 @@ pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) 
     let Some(pool) = vci::pool() else {
         return false;
     };
+    // One copy of the path per lock mode, so that neither tests the mode as it goes.
+    if locked {
+        // SAFETY: forwarded from the caller.
+        unsafe { complete_all_in::<true>(pool, reqs, statuses) }
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { complete_all_in::<false>(pool, reqs, statuses) }
+    }
+}
+
+/// [`complete_all`] under lock mode `LOCKED`.
+///
+/// # Safety
+/// As for [`complete_all`].
+#[inline(always)]
+unsafe fn complete_all_in<const LOCKED: bool>(
+    pool: &Pool,
+    reqs: &mut [MPI_Request],
+    statuses: *mut MPI_Status,
+) -> bool {
     let special = |h: MPI_Request| h as usize == MPI_REQUEST_NULL || h as usize == DONE_SEND_HANDLE;
     let Some(first) = reqs.iter().find(|&&h| !special(h)) else {
         // Null and shared complete requests only.
@@ -298,7 +356,7 @@ pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) 
     if v >= pool.len() {
         return false;
     }
-    let mut g = VciGuard::enter(pool, v, locked);
+    let mut g = VciGuard::enter(pool, v, LOCKED);
     let s = g.state();
     // Indices decoded by the first pass (arrays up to KEEP requests; longer ones decode
     // again).
