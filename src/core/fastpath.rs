@@ -162,26 +162,36 @@ fn send_to_self(
     buf: *const u8,
     bytes: usize,
 ) -> Option<usize> {
-    let front = match s.matcher.posted.front() {
-        Some(p) if p.pattern.accepts(&env) => true,
-        None => false,
+    match s.matcher.posted.front() {
+        Some(p) if p.pattern.accepts(&env) => {
+            let r = plain_posted(&mut s.reqs, v, p.req)?;
+            s.matcher.posted.pop_front();
+            deliver(r, &env, buf, bytes);
+            Some(DONE_SEND_HANDLE)
+        }
+        None => buffer_self(s, eager_max, env, buf, bytes),
         Some(_) => match s
             .matcher
             .posted
             .iter()
             .position(|p| p.pattern.accepts(&env))
         {
-            Some(i) => return deliver_posted(s, v, i, env, buf, bytes),
-            None => false,
+            Some(i) => deliver_posted(s, v, i, env, buf, bytes),
+            None => buffer_self(s, eager_max, env, buf, bytes),
         },
-    };
-    if front {
-        let rid = s.matcher.posted.front()?.req;
-        let r = plain_posted(&mut s.reqs, v, rid)?;
-        s.matcher.posted.pop_front();
-        deliver(r, &env, buf, bytes);
-        return Some(DONE_SEND_HANDLE);
     }
+}
+
+/// [`send_to_self`] with no matching receive posted: buffers the message as an unexpected
+/// eager one if it is small enough.
+#[inline(never)]
+fn buffer_self(
+    s: &mut VciState,
+    eager_max: usize,
+    env: Envelope,
+    buf: *const u8,
+    bytes: usize,
+) -> Option<usize> {
     if bytes > eager_max {
         return None;
     }
@@ -277,26 +287,46 @@ fn irecv_in<const LOCKED: bool>(
     let mut r = Request::new(ReqKind::Recv, c.idx);
     r.buf = buf;
     r.cap = bytes;
-    let found = s.matcher.find_unexpected(&pattern);
-    if let Some(i) = found {
-        let u = &s.matcher.unexpected[i];
-        let Payload::Eager { data, ack: None } = &u.payload else {
-            return None;
-        };
-        deliver(&mut r, &u.env, data.as_ptr(), data.len());
-        let (index, handle) = s.reqs.insert_handle(r)?;
-        if i == 0 {
-            s.matcher.unexpected.pop_front();
-        } else {
-            s.matcher.unexpected.remove(i);
-        }
-        return Some((rid_of(v, index), handle));
+    if !s.matcher.unexpected.is_empty() {
+        return recv_or_post(s, v, pattern, r);
     }
+    post(s, v, pattern, r)
+}
+
+/// Stores receive request `r` in VCI `v` and posts it: its index and handle.
+#[inline(always)]
+fn post(s: &mut VciState, v: usize, pattern: Pattern, r: Request) -> Option<(u32, usize)> {
     let (index, handle) = s.reqs.insert_handle(r)?;
     s.matcher.posted.push_back(Posted {
         pattern,
         req: rid_of(v, index),
     });
+    Some((rid_of(v, index), handle))
+}
+
+/// [`irecv`] when messages wait unmatched: takes the oldest one `pattern` accepts (an eager
+/// one, else leaves it all to the slow path), or posts the receive.
+#[inline(never)]
+fn recv_or_post(
+    s: &mut VciState,
+    v: usize,
+    pattern: Pattern,
+    mut r: Request,
+) -> Option<(u32, usize)> {
+    let Some(i) = s.matcher.find_unexpected(&pattern) else {
+        return post(s, v, pattern, r);
+    };
+    let u = &s.matcher.unexpected[i];
+    let Payload::Eager { data, ack: None } = &u.payload else {
+        return None;
+    };
+    deliver(&mut r, &u.env, data.as_ptr(), data.len());
+    let (index, handle) = s.reqs.insert_handle(r)?;
+    if i == 0 {
+        s.matcher.unexpected.pop_front();
+    } else {
+        s.matcher.unexpected.remove(i);
+    }
     Some((rid_of(v, index), handle))
 }
 
@@ -469,11 +499,46 @@ mod tests {
     fn plain_receives_only() {
         let mut r = Request::new(ReqKind::Recv, 0);
         assert!(plain_recv(&r));
+        // A part of a compound operation is internal.
         r.parent = 3;
+        r.set_internal(true);
         assert!(!plain_recv(&r));
+        for f in [
+            flag::DONE,
+            flag::USER_FREED,
+            flag::PERSISTENT,
+            flag::NONCONTIG,
+        ] {
+            let mut q = Request::new(ReqKind::Recv, 0);
+            q.flags |= f;
+            assert!(!plain_recv(&q), "flag {f:#x}");
+        }
+        let mut q = Request::new(ReqKind::Recv, 0);
+        q.set_active(false);
+        assert!(!plain_recv(&q), "inactive");
+        assert!(!plain_recv(&Request::new(ReqKind::Send, 0)), "a send");
         let mut s = Request::new(ReqKind::Recv, 0);
         s.extra();
         assert!(!plain_recv(&s));
+    }
+
+    #[test]
+    fn finishable_needs_done_active_plain_and_successful() {
+        let mut r = Request::new(ReqKind::Recv, 0);
+        assert!(!finishable(&r), "not done");
+        r.set_done(true);
+        assert!(finishable(&r));
+        r.status.error = MPI_ERR_TRUNCATE;
+        assert!(!finishable(&r), "failed");
+        r.status.error = MPI_SUCCESS;
+        r.set_user_freed(true);
+        assert!(!finishable(&r), "freed");
+        r.set_user_freed(false);
+        r.set_persistent(true);
+        assert!(!finishable(&r), "persistent");
+        r.set_persistent(false);
+        r.extra();
+        assert!(!finishable(&r), "out-of-line state");
     }
 
     #[test]

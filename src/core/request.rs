@@ -246,3 +246,26 @@ impl Request {
         self.extra.get_or_insert_with(Default::default)
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_accessors_set_and_clear_one_bit() {
+        let mut r = Request::new(ReqKind::Recv, 0);
+        assert_eq!(r.flags, flag::ACTIVE);
+        assert!(r.active() && !r.done() && !r.persistent());
+        r.set_done(true);
+        r.set_user_freed(true);
+        r.set_internal(true);
+        r.set_persistent(true);
+        r.set_noncontig(true);
+        r.set_active(false);
+        assert!(r.done() && r.user_freed() && r.internal() && r.persistent() && r.noncontig());
+        assert!(!r.active());
+        r.set_done(false);
+        assert!(!r.done() && r.user_freed() && r.noncontig());
+        assert_eq!(Request::done_send().flags, flag::ACTIVE | flag::DONE);
+    }
+}
