@@ -247,19 +247,44 @@ pub unsafe fn irecv(
     tag: i32,
     comm: usize,
 ) -> Option<(u32, usize)> {
+    // SAFETY: a null `out` is not written.
+    unsafe { irecv_to(buf, count, dt, src, tag, comm, std::ptr::null_mut()) }
+}
+
+/// [`irecv`] that also stores the new request's handle in `*out` unless `out` is null, still
+/// on the VCI (so that the result need not be kept across the unlock).
+///
+/// # Safety
+/// As for [`irecv`]; `out` is null or points to a request handle.
+#[inline(always)]
+pub unsafe fn irecv_to(
+    buf: *mut u8,
+    count: i64,
+    dt: usize,
+    src: i32,
+    tag: i32,
+    comm: usize,
+    out: *mut MPI_Request,
+) -> Option<(u32, usize)> {
     let locked = runtime::fast_access()?;
     let pool = vci::pool()?;
     // One copy of the path per lock mode, so that neither tests the mode as it goes.
     if locked {
-        irecv_in::<true>(pool, buf, count, dt, src, tag, comm)
+        // SAFETY: forwarded from the caller.
+        unsafe { irecv_in::<true>(pool, buf, count, dt, src, tag, comm, out) }
     } else {
-        irecv_in::<false>(pool, buf, count, dt, src, tag, comm)
+        // SAFETY: forwarded from the caller.
+        unsafe { irecv_in::<false>(pool, buf, count, dt, src, tag, comm, out) }
     }
 }
 
-/// [`irecv`] under lock mode `LOCKED`.
+/// [`irecv_to`] under lock mode `LOCKED`.
+///
+/// # Safety
+/// As for [`irecv_to`].
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn irecv_in<const LOCKED: bool>(
+unsafe fn irecv_in<const LOCKED: bool>(
     pool: &Pool,
     buf: *mut u8,
     count: i64,
@@ -267,6 +292,7 @@ fn irecv_in<const LOCKED: bool>(
     src: i32,
     tag: i32,
     comm: usize,
+    out: *mut MPI_Request,
 ) -> Option<(u32, usize)> {
     let bytes = contiguous_bytes(buf, count, dt)?;
     if tag < 0 && tag != MPI_ANY_TAG {
@@ -287,10 +313,29 @@ fn irecv_in<const LOCKED: bool>(
     let mut r = Request::new(ReqKind::Recv, c.idx);
     r.buf = buf;
     r.cap = bytes;
-    if !s.matcher.unexpected.is_empty() {
-        return recv_or_post(s, v, pattern, r);
+    if s.matcher.unexpected.is_empty() {
+        // SAFETY: forwarded from the caller.
+        unsafe { put(post(s, v, pattern, r), out) }
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { put(recv_or_post(s, v, pattern, r), out) }
     }
-    post(s, v, pattern, r)
+}
+
+/// Stores the handle of a started request in `*out` unless `out` is null; passes `started`
+/// on.
+///
+/// # Safety
+/// `out` is null or points to a request handle.
+#[inline(always)]
+unsafe fn put(started: Option<(u32, usize)>, out: *mut MPI_Request) -> Option<(u32, usize)> {
+    if let Some((_, h)) = started {
+        if !out.is_null() {
+            // SAFETY: a non-null `out` points to a request handle (caller's contract).
+            unsafe { *out = h as MPI_Request };
+        }
+    }
+    started
 }
 
 /// Stores receive request `r` in VCI `v` and posts it: its index and handle.

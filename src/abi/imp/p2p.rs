@@ -515,22 +515,23 @@ pub(crate) unsafe fn MPI_Irecv(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Code {
-    if !request.is_null() {
-        // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract).
-        if let Some((_, h)) = unsafe {
-            fastpath::irecv(
+    // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract); the
+    // fast path stores the handle through the non-null request pointer.
+    if !request.is_null()
+        && unsafe {
+            fastpath::irecv_to(
                 buf as *mut u8,
                 count as i64,
                 datatype as usize,
                 source,
                 tag,
                 comm as usize,
+                request,
             )
-        } {
-            // SAFETY: a non-null request pointer points to the caller's request.
-            unsafe { *request = h as MPI_Request };
-            return Code(0);
         }
+        .is_some()
+    {
+        return Code(0);
     }
     // SAFETY: the caller's arguments, forwarded.
     Code(unsafe { irecv_slow_entry(buf, count, datatype, source, tag, comm, request) })
