@@ -20,6 +20,7 @@ use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
 use crate::core::request::{ReqKind, Request, Status, NO_PARENT};
+use crate::core::lockq;
 use crate::core::runtime;
 use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Pool, VciGuard, VciState, RID_VCI_SHIFT};
@@ -59,7 +60,7 @@ fn contiguous_bytes(buf: *const u8, count: i64, dt: usize) -> Option<usize> {
 
 /// A receive request the fast paths may complete on their own.
 #[inline(always)]
-fn plain_recv(r: &Request) -> bool {
+pub(crate) fn plain_recv(r: &Request) -> bool {
     r.kind == ReqKind::Recv
         && !r.done
         && r.active
@@ -73,7 +74,7 @@ fn plain_recv(r: &Request) -> bool {
 
 /// Copies a message into a plain receive request and completes it.
 #[inline(always)]
-fn deliver(r: &mut Request, env: &Envelope, data: *const u8, bytes: usize) {
+pub(crate) fn deliver(r: &mut Request, env: &Envelope, data: *const u8, bytes: usize) {
     let n = bytes.min(r.cap);
     // SAFETY: the receive buffer holds `cap` >= n bytes and the message `bytes` >= n; MPI
     // forbids overlapping send and receive buffers.
@@ -122,7 +123,15 @@ pub unsafe fn isend(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = VciGuard::enter(pool, v, locked);
+    let mut g = if lockq::on() {
+        match lockq::enter_isend(pool, v, comm, dest, tag, buf, bytes) {
+            lockq::Entry::Locked(g) => g,
+            lockq::Entry::Done(h) => return Some(h),
+            lockq::Entry::Slow => return None,
+        }
+    } else {
+        VciGuard::enter(pool, v, locked)
+    };
     let s = g.state();
     let c = s.comm_mru(comm)?;
     if dest == MPI_PROC_NULL {
@@ -230,7 +239,16 @@ pub unsafe fn irecv(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = VciGuard::enter(pool, v, locked);
+    let mut g = if lockq::on() {
+        let unit = datatype::predefined(dt)?;
+        match lockq::enter_irecv(pool, v, comm, src, tag, buf, bytes, unit) {
+            lockq::Entry::Locked(g) => g,
+            lockq::Entry::Done(started) => return Some(started),
+            lockq::Entry::Slow => return None,
+        }
+    } else {
+        VciGuard::enter(pool, v, locked)
+    };
     let s = g.state();
     let c = s.comm_mru(comm)?;
     if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
@@ -305,7 +323,14 @@ pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) 
     if v >= pool.len() {
         return false;
     }
-    let mut g = VciGuard::enter(pool, v, locked);
+    let mut g = if lockq::on() {
+        match lockq::enter(pool, v) {
+            Some(g) => g,
+            None => return false,
+        }
+    } else {
+        VciGuard::enter(pool, v, locked)
+    };
     let s = g.state();
     // Indices decoded by the first pass (arrays up to KEEP requests; longer ones decode
     // again).
