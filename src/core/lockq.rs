@@ -322,6 +322,31 @@ struct State {
 }
 
 static STATE: StdAtomicPtr<State> = StdAtomicPtr::new(std::ptr::null_mut());
+
+/// Counters for `HYMPI_STATS` (touched only off the uncontended path): sends queued,
+/// receives queued, descriptors run by the slow path, lock misses that waited for the lock.
+static STATS: [StdAtomicUsize; 4] = [const { StdAtomicUsize::new(0) }; 4];
+const ST_SEND: usize = 0;
+const ST_RECV: usize = 1;
+const ST_SLOW: usize = 2;
+const ST_WAITED: usize = 3;
+
+#[inline(always)]
+fn count(i: usize) {
+    STATS[i].fetch_add(1, StdOrdering::Relaxed);
+}
+
+/// The `HYMPI_STATS` line of the model.
+pub fn stats_line(rank: i32) -> String {
+    let g = |i: usize| STATS[i].load(StdOrdering::Relaxed);
+    format!(
+        "hympi[{rank}] lockq: {} sends and {} receives queued, {} run by the slow path, {} lock misses waited",
+        g(ST_SEND),
+        g(ST_RECV),
+        g(ST_SLOW),
+        g(ST_WAITED)
+    )
+}
 static ON: StdAtomicBool = StdAtomicBool::new(false);
 
 /// Whether the lockq model is active (`HYMPI_THREAD_MODEL=lockq` at `MPI_THREAD_MULTIPLE`).
@@ -473,6 +498,13 @@ pub fn try_enter(pool: &Pool, v: usize) -> Result<Option<VciGuard<'_>>, ()> {
     Ok(drain(&mut g, pool, v).then_some(g))
 }
 
+/// A lock miss that cannot be queued: waits for the lock as the `vci` model does.
+#[cold]
+fn waited<T>(pool: &Pool, v: usize) -> Entry<'_, T> {
+    count(ST_WAITED);
+    locked_or_slow(enter(pool, v))
+}
+
 #[inline(always)]
 fn locked_or_slow<T>(g: Option<VciGuard<'_>>) -> Entry<'_, T> {
     match g {
@@ -510,10 +542,10 @@ fn defer_send(
     bytes: usize,
 ) -> Entry<'_, usize> {
     let (Some(c), Some(q)) = (facts(comm), vq(v)) else {
-        return locked_or_slow(enter(pool, v));
+        return waited(pool, v);
     };
     if pool.vci_of_ctx(c.ctx) != v {
-        return locked_or_slow(enter(pool, v));
+        return waited(pool, v);
     }
     if dest == MPI_PROC_NULL {
         return Entry::Done(DONE_SEND_HANDLE);
@@ -522,7 +554,7 @@ fn defer_send(
         return Entry::Slow; // another process (or an error): the slow path, which drains first
     }
     if bytes > pool.eager_max {
-        return locked_or_slow(enter(pool, v));
+        return waited(pool, v);
     }
     // SAFETY: the send buffer holds `bytes` bytes (the caller's MPI contract).
     let data = unsafe { crate::core::p2p::raw_slice(buf, bytes) }.to_vec();
@@ -532,6 +564,7 @@ fn defer_send(
         tag,
     };
     q.queue.push(Op::Send { env, data });
+    count(ST_SEND);
     Entry::Done(DONE_SEND_HANDLE)
 }
 
@@ -569,17 +602,17 @@ fn defer_recv(
     unit: TypeInfo,
 ) -> Entry<'_, (u32, usize)> {
     let (Some(c), Some(q)) = (facts(comm), vq(v)) else {
-        return locked_or_slow(enter(pool, v));
+        return waited(pool, v);
     };
     if pool.vci_of_ctx(c.ctx) != v {
-        return locked_or_slow(enter(pool, v));
+        return waited(pool, v);
     }
     if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
         return Entry::Slow; // MPI_PROC_NULL or an error
     }
     let hint = (buf as usize >> 6) ^ (tag as usize);
     let Some(h) = q.reserve.take(hint) else {
-        return locked_or_slow(enter(pool, v));
+        return waited(pool, v);
     };
     let index = (((h >> 12) & 0xfffff) - 1) as u32;
     q.queue.push(Op::Recv {
@@ -596,6 +629,7 @@ fn defer_recv(
         cap,
         unit,
     });
+    count(ST_RECV);
     Entry::Done((((v as u32) << RID_VCI_SHIFT) | index, h))
 }
 
@@ -738,6 +772,7 @@ pub fn drain_all(rt: &mut crate::core::runtime::Runtime) {
 }
 
 fn run_slow(rt: &mut crate::core::runtime::Runtime, v: usize, op: Op) {
+    count(ST_SLOW);
     match op {
         Op::Send { env, data } => {
             let m = rt.matchers.of_ctx(env.ctx);

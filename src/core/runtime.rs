@@ -486,6 +486,9 @@ pub fn finalize() -> MpiResult<()> {
     let rt = unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
     if crate::platform::config::int("HYMPI_STATS") != 0 {
         eprintln!("{}", crate::core::steal::stats_line(rt.world_rank));
+        if crate::core::lockq::on() {
+            eprintln!("{}", crate::core::lockq::stats_line(rt.world_rank));
+        }
     }
     drop(rt);
     crate::core::lockq::clear();

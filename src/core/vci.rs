@@ -241,7 +241,8 @@ impl<'a> VciGuard<'a> {
     #[inline(always)]
     pub fn try_enter(pool: &'a Pool, v: usize) -> Option<Self> {
         let slot = &pool.slots[v];
-        slot.lock.try_lock().then_some(VciGuard { slot, locked: true })
+        // `then`, not `then_some`: a guard built for a failed try would unlock on drop.
+        slot.lock.try_lock().then(|| VciGuard { slot, locked: true })
     }
 
     /// The VCI's state.
