@@ -59,9 +59,9 @@ use crate::core::fastpath::{self, DONE_SEND_HANDLE};
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
 use crate::core::request::{ReqKind, Request};
 use crate::core::vci::{FastComm, Pool, VciGuard, VciState, RID_VCI_SHIFT};
+use std::sync::atomic::{fence, Ordering as StdOrdering};
 use std::sync::atomic::{AtomicBool as StdAtomicBool, AtomicI32, AtomicPtr as StdAtomicPtr};
 use std::sync::atomic::{AtomicU32 as StdAtomicU32, AtomicUsize as StdAtomicUsize};
-use std::sync::atomic::{fence, Ordering as StdOrdering};
 
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
@@ -488,14 +488,14 @@ pub enum Entry<'a, T> {
 #[inline(always)]
 pub fn enter(pool: &Pool, v: usize) -> Option<VciGuard<'_>> {
     let mut g = VciGuard::enter(pool, v, true);
-    drain(&mut g, pool, v).then_some(g)
+    drain(&mut g, v).then_some(g)
 }
 
 /// Like [`enter`] when the lock is free now; `Err(())` when it is held by another thread.
 #[inline(always)]
 pub fn try_enter(pool: &Pool, v: usize) -> Result<Option<VciGuard<'_>>, ()> {
     let mut g = VciGuard::try_enter(pool, v).ok_or(())?;
-    Ok(drain(&mut g, pool, v).then_some(g))
+    Ok(drain(&mut g, v).then_some(g))
 }
 
 /// A lock miss that cannot be queued: waits for the lock as the `vci` model does.
@@ -639,29 +639,30 @@ fn defer_recv(
 /// Executes the queued descriptors of VCI `v` (its lock held by `g`) in order and refills its
 /// reserve. False when a descriptor needs the slow path (it is parked in `held`).
 #[inline(always)]
-pub fn drain(g: &mut VciGuard<'_>, pool: &Pool, v: usize) -> bool {
+pub fn drain(g: &mut VciGuard<'_>, v: usize) -> bool {
     let Some(q) = vq(v) else {
         return true;
     };
     // SAFETY: the VCI lock is held: this thread is the queue's only consumer and the only
     // user of `held`.
     let idle = unsafe { q.queue.is_empty() } && !q.reserve.wants_refill();
+    // SAFETY: as above.
     if idle && q.held.with_mut(|h| unsafe { (*h).is_none() }) {
         return true;
     }
-    drain_cold(g.state(), q, pool.eager_max, v)
+    drain_cold(g.state(), q, v)
 }
 
 #[cold]
 #[inline(never)]
-fn drain_cold(s: &mut VciState, q: &Vq, eager_max: usize, v: usize) -> bool {
+fn drain_cold(s: &mut VciState, q: &Vq, v: usize) -> bool {
     // SAFETY: the caller holds the VCI lock (see `drain`).
     if q.held.with_mut(|h| unsafe { (*h).is_some() }) {
         return false;
     }
     // SAFETY: as above.
     while let Some(op) = unsafe { q.queue.pop() } {
-        if let Err(op) = run_fast(s, v, eager_max, op) {
+        if let Err(op) = run_fast(s, v, op) {
             // SAFETY: as above.
             q.held.with_mut(|h| unsafe { *h = Some(op) });
             return false;
@@ -678,11 +679,15 @@ fn drain_cold(s: &mut VciState, q: &Vq, eager_max: usize, v: usize) -> bool {
 }
 
 /// Runs `op` on VCI `v` alone; gives it back when it needs the slow path.
-fn run_fast(s: &mut VciState, v: usize, eager_max: usize, op: Op) -> Result<(), Op> {
-    let _ = eager_max;
+fn run_fast(s: &mut VciState, v: usize, op: Op) -> Result<(), Op> {
     match op {
         Op::Send { env, data } => {
-            let Some(i) = s.matcher.posted.iter().position(|p| p.pattern.accepts(&env)) else {
+            let Some(i) = s
+                .matcher
+                .posted
+                .iter()
+                .position(|p| p.pattern.accepts(&env))
+            else {
                 s.matcher.unexpected.push_back(Unexpected {
                     env,
                     payload: Payload::Eager { data, ack: None },

@@ -242,7 +242,9 @@ impl<'a> VciGuard<'a> {
     pub fn try_enter(pool: &'a Pool, v: usize) -> Option<Self> {
         let slot = &pool.slots[v];
         // `then`, not `then_some`: a guard built for a failed try would unlock on drop.
-        slot.lock.try_lock().then(|| VciGuard { slot, locked: true })
+        slot.lock
+            .try_lock()
+            .then(|| VciGuard { slot, locked: true })
     }
 
     /// The VCI's state.
