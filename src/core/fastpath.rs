@@ -240,8 +240,7 @@ pub unsafe fn irecv(
     }
     let v = comm_vci(pool, comm)?;
     let mut g = if lockq::on() {
-        let unit = datatype::predefined(dt)?;
-        match lockq::enter_irecv(pool, v, comm, src, tag, buf, bytes, unit) {
+        match lockq::enter_irecv(pool, v, comm, src, tag, buf, bytes, dt) {
             lockq::Entry::Locked(g) => g,
             lockq::Entry::Done(started) => return Some(started),
             lockq::Entry::Slow => return None,

@@ -323,6 +323,23 @@ struct State {
 
 static STATE: StdAtomicPtr<State> = StdAtomicPtr::new(std::ptr::null_mut());
 
+/// One word per VCI, on its own cache line: non-zero when its queue, parked slot or reserve
+/// may need the lock holder (set by read-modify-writes after a push, a reservation or a
+/// parking; cleared by the lock holder with a swap before it drains). A lock holder that reads
+/// 0 skips the drain, so the uncontended path costs one load. The flag is set with RMWs, so
+/// every setting belongs to the release sequence a later setting continues: a holder whose
+/// acquire swap reads any non-zero value sees every push made before that value was written.
+#[repr(align(128))]
+struct Pending(StdAtomicU32);
+const _: () = assert!(crate::core::vci::MAX_VCIS.is_power_of_two());
+static PENDING: [Pending; crate::core::vci::MAX_VCIS] =
+    [const { Pending(StdAtomicU32::new(0)) }; crate::core::vci::MAX_VCIS];
+
+#[inline(always)]
+fn mark(v: usize) {
+    PENDING[v].0.fetch_or(1, StdOrdering::Release);
+}
+
 /// Counters for `HYMPI_STATS` (touched only off the uncontended path): sends queued,
 /// receives queued, descriptors run by the slow path, lock misses that waited for the lock.
 static STATS: [StdAtomicUsize; 4] = [const { StdAtomicUsize::new(0) }; 4];
@@ -371,6 +388,9 @@ pub fn install(n: usize) {
         .collect();
     let s = Box::leak(Box::new(State { vqs }));
     STATE.store(s, StdOrdering::Release);
+    for p in PENDING.iter().take(n) {
+        p.0.store(1, StdOrdering::Release); // fill the reserves at the first acquisition
+    }
     ON.store(true, StdOrdering::Release);
 }
 
@@ -491,7 +511,8 @@ pub fn enter(pool: &Pool, v: usize) -> Option<VciGuard<'_>> {
     drain(&mut g, v).then_some(g)
 }
 
-/// Like [`enter`] when the lock is free now; `Err(())` when it is held by another thread.
+/// Takes VCI `v`'s lock if it is free now, draining its queue: `Ok(None)` (lock released)
+/// when a descriptor needs the slow path, `Err(())` when another thread holds the lock.
 #[inline(always)]
 pub fn try_enter(pool: &Pool, v: usize) -> Result<Option<VciGuard<'_>>, ()> {
     let mut g = VciGuard::try_enter(pool, v).ok_or(())?;
@@ -525,9 +546,15 @@ pub fn enter_isend(
     buf: *const u8,
     bytes: usize,
 ) -> Entry<'_, usize> {
-    match try_enter(pool, v) {
-        Ok(g) => locked_or_slow(g),
-        Err(()) => defer_send(pool, v, comm, dest, tag, buf, bytes),
+    match VciGuard::try_enter(pool, v) {
+        Some(mut g) => {
+            if drain(&mut g, v) {
+                Entry::Locked(g)
+            } else {
+                Entry::Slow
+            }
+        }
+        None => defer_send(pool, v, comm, dest, tag, buf, bytes),
     }
 }
 
@@ -564,11 +591,13 @@ fn defer_send(
         tag,
     };
     q.queue.push(Op::Send { env, data });
+    mark(v);
     count(ST_SEND);
     Entry::Done(DONE_SEND_HANDLE)
 }
 
-/// `MPI_Irecv` entry on VCI `v` (valid tag, `cap` contiguous bytes of type `unit` at `buf`):
+/// `MPI_Irecv` entry on VCI `v` (valid tag, `cap` contiguous bytes of predefined type `dt` at
+/// `buf`):
 /// the lock, or the receive queued on a reserved request (its index and handle), or the slow
 /// path.
 #[inline(always)]
@@ -581,11 +610,17 @@ pub fn enter_irecv(
     tag: i32,
     buf: *mut u8,
     cap: usize,
-    unit: TypeInfo,
+    dt: usize,
 ) -> Entry<'_, (u32, usize)> {
-    match try_enter(pool, v) {
-        Ok(g) => locked_or_slow(g),
-        Err(()) => defer_recv(pool, v, comm, src, tag, buf, cap, unit),
+    match VciGuard::try_enter(pool, v) {
+        Some(mut g) => {
+            if drain(&mut g, v) {
+                Entry::Locked(g)
+            } else {
+                Entry::Slow
+            }
+        }
+        None => defer_recv(pool, v, comm, src, tag, buf, cap, dt),
     }
 }
 
@@ -599,9 +634,11 @@ fn defer_recv(
     tag: i32,
     buf: *mut u8,
     cap: usize,
-    unit: TypeInfo,
+    dt: usize,
 ) -> Entry<'_, (u32, usize)> {
-    let (Some(c), Some(q)) = (facts(comm), vq(v)) else {
+    let (Some(c), Some(q), Some(unit)) =
+        (facts(comm), vq(v), crate::core::datatype::predefined(dt))
+    else {
         return waited(pool, v);
     };
     if pool.vci_of_ctx(c.ctx) != v {
@@ -629,6 +666,7 @@ fn defer_recv(
         cap,
         unit,
     });
+    mark(v);
     count(ST_RECV);
     Entry::Done((((v as u32) << RID_VCI_SHIFT) | index, h))
 }
@@ -640,24 +678,25 @@ fn defer_recv(
 /// reserve. False when a descriptor needs the slow path (it is parked in `held`).
 #[inline(always)]
 pub fn drain(g: &mut VciGuard<'_>, v: usize) -> bool {
-    let Some(q) = vq(v) else {
-        return true;
-    };
-    // SAFETY: the VCI lock is held: this thread is the queue's only consumer and the only
-    // user of `held`.
-    let idle = unsafe { q.queue.is_empty() } && !q.reserve.wants_refill();
-    // SAFETY: as above.
-    if idle && q.held.with_mut(|h| unsafe { (*h).is_none() }) {
-        return true;
-    }
-    drain_cold(g.state(), q, v)
+    // `& (MAX_VCIS - 1)`: no bounds check (`v` < MAX_VCIS, a power of two).
+    PENDING[v & (crate::core::vci::MAX_VCIS - 1)]
+        .0
+        .load(StdOrdering::Acquire)
+        == 0
+        || drain_cold(g.state(), v)
 }
 
 #[cold]
 #[inline(never)]
-fn drain_cold(s: &mut VciState, q: &Vq, v: usize) -> bool {
-    // SAFETY: the caller holds the VCI lock (see `drain`).
+fn drain_cold(s: &mut VciState, v: usize) -> bool {
+    let Some(q) = vq(v) else {
+        return true;
+    };
+    PENDING[v].0.swap(0, StdOrdering::AcqRel);
+    // SAFETY: the caller holds the VCI lock: it is the queue's only consumer and the only
+    // user of `held`.
     if q.held.with_mut(|h| unsafe { (*h).is_some() }) {
+        mark(v);
         return false;
     }
     // SAFETY: as above.
@@ -665,6 +704,7 @@ fn drain_cold(s: &mut VciState, q: &Vq, v: usize) -> bool {
         if let Err(op) = run_fast(s, v, op) {
             // SAFETY: as above.
             q.held.with_mut(|h| unsafe { *h = Some(op) });
+            mark(v);
             return false;
         }
     }
@@ -757,6 +797,10 @@ pub fn drain_all(rt: &mut crate::core::runtime::Runtime) {
         return;
     };
     for (v, q) in st.vqs.iter().enumerate() {
+        if PENDING[v].0.load(StdOrdering::Acquire) == 0 {
+            continue;
+        }
+        PENDING[v].0.swap(0, StdOrdering::AcqRel);
         // SAFETY: the slow path holds every VCI lock: it is the only consumer and the only
         // user of `held`.
         let held = q.held.with_mut(|h| unsafe { (*h).take() });
@@ -948,23 +992,40 @@ mod loom_tests {
         model.preemption_bound = Some(3);
         model.check(|| {
             let q = Arc::new(Queue::new());
+            let pending = Arc::new(loom::sync::atomic::AtomicU32::new(0));
             let log = Arc::new(Mutex::new(Vec::new()));
-            let issue = |q: &Queue<u32>, log: &Mutex<Vec<u32>>, op: u32| match log.try_lock() {
-                Ok(mut ran) => {
-                    // SAFETY (model): the lock holder is the only consumer.
-                    while let Some(x) = unsafe { q.pop() } {
-                        ran.push(x);
+            // The holder's drain, with the pending-flag shortcut of `drain`/`drain_cold`.
+            let drain =
+                |q: &Queue<u32>, pending: &loom::sync::atomic::AtomicU32, ran: &mut Vec<u32>| {
+                    if pending.load(Ordering::Acquire) != 0 {
+                        pending.swap(0, Ordering::AcqRel);
+                        // SAFETY (model): the lock holder is the only consumer.
+                        while let Some(x) = unsafe { q.pop() } {
+                            ran.push(x);
+                        }
                     }
-                    ran.push(op);
+                };
+            let issue = |q: &Queue<u32>,
+                         pending: &loom::sync::atomic::AtomicU32,
+                         log: &Mutex<Vec<u32>>,
+                         op: u32| {
+                match log.try_lock() {
+                    Ok(mut ran) => {
+                        drain(q, pending, &mut ran);
+                        ran.push(op);
+                    }
+                    Err(_) => {
+                        q.push(op);
+                        pending.fetch_or(1, Ordering::Release);
+                    }
                 }
-                Err(_) => q.push(op),
             };
             let ts: Vec<_> = (0..2u32)
                 .map(|t| {
-                    let (q, log) = (q.clone(), log.clone());
+                    let (q, p, log) = (q.clone(), pending.clone(), log.clone());
                     loom::thread::spawn(move || {
-                        issue(&q, &log, 2 * t);
-                        issue(&q, &log, 2 * t + 1);
+                        issue(&q, &p, &log, 2 * t);
+                        issue(&q, &p, &log, 2 * t + 1);
                     })
                 })
                 .collect();
@@ -972,10 +1033,7 @@ mod loom_tests {
                 t.join().unwrap();
             }
             let mut ran = log.lock().unwrap();
-            // SAFETY (model): as above.
-            while let Some(x) = unsafe { q.pop() } {
-                ran.push(x);
-            }
+            drain(&q, &pending, &mut ran);
             assert_eq!(ran.len(), 4, "lost or duplicated: {ran:?}");
             for t in 0..2 {
                 let mine: Vec<u32> = ran.iter().copied().filter(|x| x / 2 == t).collect();
