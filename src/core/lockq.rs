@@ -16,7 +16,8 @@
 //!   descriptor fills that request in place (same index, same generation).
 //!
 //! **Every path that takes a VCI lock drains first**: the fast paths (initiation and the
-//! `MPI_Wait`/`MPI_Test`/`MPI_Waitall` completion path, through [`enter`] / [`try_enter`])
+//! `MPI_Wait`/`MPI_Test`/`MPI_Waitall` completion path, through [`enter`], [`enter_isend`] and
+//! [`enter_irecv`], which call [`drain`])
 //! and the slow path (`crate::core::runtime::with`, which holds every VCI lock and drains every
 //! queue before it runs: `MPI_Wait` on incomplete requests, `MPI_Request_free`, `MPI_Cancel`,
 //! `MPI_Comm_free`, `MPI_Finalize` and all other calls). A descriptor the VCI alone cannot
@@ -509,14 +510,6 @@ pub enum Entry<'a, T> {
 pub fn enter(pool: &Pool, v: usize) -> Option<VciGuard<'_>> {
     let mut g = VciGuard::enter(pool, v, true);
     drain(&mut g, v).then_some(g)
-}
-
-/// Takes VCI `v`'s lock if it is free now, draining its queue: `Ok(None)` (lock released)
-/// when a descriptor needs the slow path, `Err(())` when another thread holds the lock.
-#[inline(always)]
-pub fn try_enter(pool: &Pool, v: usize) -> Result<Option<VciGuard<'_>>, ()> {
-    let mut g = VciGuard::try_enter(pool, v).ok_or(())?;
-    Ok(drain(&mut g, v).then_some(g))
 }
 
 /// A lock miss that cannot be queued: waits for the lock as the `vci` model does.
