@@ -41,6 +41,15 @@
 //! request's owner waits after its initiation returned, so the descriptor is in the queue and
 //! the waiter drains it.
 //!
+//! A lock holder skips the drain when the VCI's pending word is 0, so the uncontended path
+//! costs one load. Producers set the word with a release read-modify-write after their push
+//! (and after parking or reserving); a holder clears it with an acquire swap before it
+//! drains. If A's push precedes B, B's holder (which checks after taking the lock) reads
+//! either a non-zero word, and drains, or the zero written by a holder whose swap read A's
+//! setting or a later one (read-modify-writes extend A's release sequence): that holder saw
+//! A's push, held the lock before B's holder did, and ran A or parked it (and set the word
+//! again, under the lock).
+//!
 //! **Progress.** A missed try-lock costs a bounded number of steps (one swap and one store to
 //! push; at most [`RESERVE`] loads and one swap to reserve a request). When the reserve is
 //! empty, or the arguments cannot be checked without the lock, the call waits for the lock as
