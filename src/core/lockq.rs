@@ -351,12 +351,14 @@ fn mark(v: usize) {
 }
 
 /// Counters for `HYMPI_STATS` (touched only off the uncontended path): sends queued,
-/// receives queued, descriptors run by the slow path, lock misses that waited for the lock.
-static STATS: [StdAtomicUsize; 4] = [const { StdAtomicUsize::new(0) }; 4];
+/// receives queued, descriptors run by the slow path, lock misses that waited for the lock,
+/// descriptors parked for the slow path.
+static STATS: [StdAtomicUsize; 5] = [const { StdAtomicUsize::new(0) }; 5];
 const ST_SEND: usize = 0;
 const ST_RECV: usize = 1;
 const ST_SLOW: usize = 2;
 const ST_WAITED: usize = 3;
+const ST_PARKED: usize = 4;
 
 #[inline(always)]
 fn count(i: usize) {
@@ -367,10 +369,11 @@ fn count(i: usize) {
 pub fn stats_line(rank: i32) -> String {
     let g = |i: usize| STATS[i].load(StdOrdering::Relaxed);
     format!(
-        "hympi[{rank}] lockq: {} sends and {} receives queued, {} run by the slow path, {} lock misses waited",
+        "hympi[{rank}] lockq: {} sends and {} receives queued, {} run by the slow path ({} parked), {} lock misses waited",
         g(ST_SEND),
         g(ST_RECV),
         g(ST_SLOW),
+        g(ST_PARKED),
         g(ST_WAITED)
     )
 }
@@ -707,6 +710,7 @@ fn drain_cold(s: &mut VciState, v: usize) -> bool {
             // SAFETY: as above.
             q.held.with_mut(|h| unsafe { *h = Some(op) });
             mark(v);
+            count(ST_PARKED);
             return false;
         }
     }

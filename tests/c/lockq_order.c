@@ -7,7 +7,9 @@
  *  2. unexpected first: a window of Isend, then Irecv, completed by MPI_Test loops;
  *  3. Isend followed by MPI_Request_free, then a blocking Recv of that message;
  *  4. across threads: thread t sends to thread t+1 (tag 1000 + receiver) and receives from
- *     thread t-1 with blocking MPI_Recv; sequences per sender arrive in order.
+ *     thread t-1 with blocking MPI_Recv; sequences per sender arrive in order;
+ *  5. MPI_Issend to itself, then MPI_Irecv, Waitall (a queued receive meeting a synchronous
+ *     message is run by the slow path).
  * Skips when MPI_THREAD_MULTIPLE is not provided. */
 #include "mtest.h"
 #include <pthread.h>
@@ -91,6 +93,19 @@ static void *run(void *arg)
             MPI_Recv(w, 2, MPI_INT, 0, 500 + id, shared, MPI_STATUS_IGNORE);
             if (w[0] != id || w[1] != seq)
                 TFAIL(t, "freed send: got (%d,%d), expected (%d,%d)", w[0], w[1], id, seq);
+            seq++;
+        }
+
+        /* 5. a synchronous send to itself, then its receive: a queued receive that meets it
+         * cannot be run under the VCI lock alone and goes to the slow path */
+        {
+            int v[2] = {id, seq}, w[2] = {-1, -1};
+            MPI_Request r[2];
+            MPI_Issend(v, 2, MPI_INT, 0, 700 + id, shared, &r[0]);
+            MPI_Irecv(w, 2, MPI_INT, 0, 700 + id, shared, &r[1]);
+            MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+            if (w[0] != id || w[1] != seq)
+                TFAIL(t, "synchronous: got (%d,%d), expected (%d,%d)", w[0], w[1], id, seq);
             seq++;
         }
 
