@@ -1013,10 +1013,10 @@ mod loom_tests {
                         }
                     }
                 };
-            let issue = |q: &Queue<u32>,
-                         pending: &loom::sync::atomic::AtomicU32,
-                         log: &Mutex<Vec<u32>>,
-                         op: u32| {
+            let issue = move |q: &Queue<u32>,
+                              pending: &loom::sync::atomic::AtomicU32,
+                              log: &Mutex<Vec<u32>>,
+                              op: u32| {
                 match log.try_lock() {
                     Ok(mut ran) => {
                         drain(q, pending, &mut ran);

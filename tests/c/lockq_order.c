@@ -5,7 +5,8 @@
  *  1. posted first: a window of Irecv (tag = thread), then a window of Isend to itself,
  *     then Waitall;
  *  2. unexpected first: a window of Isend, then Irecv, completed by MPI_Test loops;
- *  3. Isend followed by MPI_Request_free, then a blocking Recv of that message;
+ *  3. Isend followed by MPI_Request_free, then a blocking Recv of that message (hympi
+ *     only: MPICH 4.0.2 sometimes hangs there);
  *  4. across threads: thread t receives from thread t-1 (tag 1000 + receiver) and sends to
  *     thread t+1; sequences per sender arrive in order;
  *  5. MPI_Issend to itself, then MPI_Irecv, Waitall (a queued receive meeting a synchronous
@@ -90,7 +91,10 @@ static void *run(void *arg)
                       rbuf[k][1], id, seq + k);
         seq += WIN;
 
-        /* 3. freed send, then a blocking receive */
+        /* 3. freed send, then a blocking receive. MPICH 4.0.2 hangs about one run in ten
+         * on this section alone (four threads freeing active sends to themselves on one
+         * communicator), so it runs on hympi only; the other sections prove the test. */
+#ifdef HYMPI
         {
             int v[2] = {id, seq}, w[2] = {-1, -1};
             MPI_Request r;
@@ -101,6 +105,7 @@ static void *run(void *arg)
                 TFAIL(t, "freed send: got (%d,%d), expected (%d,%d)", w[0], w[1], id, seq);
             seq++;
         }
+#endif
 
         /* 5. a synchronous send to itself, then its receive: a queued receive that meets it
          * cannot be run under the VCI lock alone and goes to the slow path */
