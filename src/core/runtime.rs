@@ -23,6 +23,7 @@ use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Matchers, Pool, Requests};
 use crate::platform::bootstrap::{self, Bootstrap};
 use crate::platform::{config, wait};
+use crate::transport::shm::engine_ref::EngineBox;
 use crate::transport::shm::ShmEngine;
 use parking_lot::lock_api::RawMutex as _;
 use parking_lot::{Mutex, RawMutex};
@@ -50,7 +51,7 @@ pub struct Runtime {
     /// The VCIs.
     pub vcis: &'static Pool,
     /// Node-local transport (absent when alone on the node).
-    pub shm: Option<Box<ShmEngine>>,
+    pub shm: Option<EngineBox>,
     /// Local rank of each world rank.
     pub local_of_world: Vec<u32>,
     /// `MPI_Buffer_attach` state.
@@ -372,7 +373,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
 
     let shm = if nlocal > 1 {
         let me = local_of_world[rank as usize];
-        Some(Box::new(ShmEngine::setup(
+        Some(EngineBox::new(ShmEngine::setup(
             boot.as_mut(),
             &host,
             me,

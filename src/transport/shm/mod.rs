@@ -11,6 +11,7 @@
 //! `free` queue. When no cell is free, outgoing items wait in FIFO order in `pending`, which
 //! keeps MPI's per-pair message order.
 
+pub mod engine_ref;
 pub mod queue;
 pub mod segment;
 
@@ -112,6 +113,9 @@ pub struct ShmEngine {
     recv_seq: Vec<u32>,
     /// A queue cell that arrived ahead of its sender's fastbox message; handed out next.
     stashed: Option<Incoming>,
+    /// A message a fast path polled but left for the general progress engine; handed out
+    /// first (its sequence number is already accounted for).
+    returned: Option<Incoming>,
     /// Fastbox polling starts here (rotates for fairness).
     fb_cursor: u32,
 }
@@ -234,6 +238,7 @@ impl ShmEngine {
             send_seq: vec![0; nlocal as usize],
             recv_seq: vec![0; nlocal as usize],
             stashed: None,
+            returned: None,
             fb_cursor: 0,
         })
     }
@@ -255,7 +260,50 @@ impl ShmEngine {
 
     /// Whether nothing waits to be sent.
     pub fn idle(&self) -> bool {
-        self.pending.is_empty() && self.streams.is_empty() && self.stashed.is_none()
+        self.pending.is_empty()
+            && self.streams.is_empty()
+            && self.stashed.is_none()
+            && self.returned.is_none()
+    }
+
+    /// Whether items wait to be sent (queued messages or streamed rendezvous data), which only
+    /// the general progress engine ([`ShmEngine::flush`]) moves.
+    #[inline(always)]
+    pub fn has_outgoing(&self) -> bool {
+        !self.pending.is_empty() || !self.streams.is_empty()
+    }
+
+    /// Sends a standard-mode eager message now, through the pair's fastbox or a free cell, if
+    /// nothing is queued before it; false (nothing sent) otherwise. The message needs no reply,
+    /// so it is complete once this returns true.
+    #[inline]
+    pub fn send_eager_now(
+        &mut self,
+        dest: u32,
+        env: Envelope,
+        buf: *const u8,
+        bytes: usize,
+    ) -> bool {
+        if !self.pending.is_empty() || bytes > self.seg.payload_cap() {
+            return false;
+        }
+        let o = Outgoing::Msg {
+            dest,
+            kind: CellKind::Eager,
+            env,
+            sreq: 0,
+            buf,
+            bytes,
+        };
+        self.try_fastbox(&o) || self.try_emit(&o)
+    }
+
+    /// Gives back a message taken by [`ShmEngine::poll`] that the caller cannot handle: the
+    /// next poll returns it again, before anything else.
+    #[inline]
+    pub fn unpoll(&mut self, m: Incoming) {
+        debug_assert!(self.returned.is_none(), "one message given back at a time");
+        self.returned = Some(m);
     }
 
     /// Sends `o` now if a cell is free and nothing is queued before it; otherwise queues it.
@@ -505,6 +553,9 @@ impl ShmEngine {
     /// keeping each sender's matched messages in sequence.
     #[inline]
     pub fn poll(&mut self) -> Option<Incoming> {
+        if let Some(m) = self.returned.take() {
+            return Some(m);
+        }
         if let Some(m) = self.stashed.take() {
             self.recv_seq[m.src_local as usize] = m.seq.wrapping_add(1);
             return Some(m);
