@@ -361,8 +361,14 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     let oversubscribed = nlocal > wait::node_cpus();
     let spin = match config::text("HYMPI_SPIN").as_str() {
         "auto" | "" => {
+            // With MPI_THREAD_MULTIPLE on one CPU's worth of the node, a waiting thread
+            // spins only briefly: another thread of this process may need the CPU to make
+            // the progress it waits for.
+            let one_cpu = wait::usable_cpus().min(wait::node_cpus() / nlocal.max(1)) <= 1;
             if oversubscribed {
                 1
+            } else if one_cpu && thread_level == MPI_THREAD_MULTIPLE {
+                64
             } else {
                 2000
             }

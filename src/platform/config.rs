@@ -28,7 +28,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { name: "HYMPI_ASYNC_PROGRESS", default: "0", doc: "1: a library thread progresses communication while the application computes (the runtime then locks as at MPI_THREAD_MULTIPLE whatever the thread level)" },
     Knob { name: "HYMPI_COLL_TUNING_FILE", default: "", doc: "JSON table (MPICH's condition grammar) choosing collective algorithms; its matching rules win over the built-in table (docs/collectives.md)" },
     Knob { name: "HYMPI_<COLL>_ALGORITHM", default: "auto", doc: "forces the algorithm of one collective, e.g. HYMPI_BCAST_ALGORITHM=knomial:k=4 or HYMPI_ALLREDUCE_ALGORITHM=ring (names in docs/collectives.md)" },
-    Knob { name: "HYMPI_SPIN", default: "auto", doc: "empty polls before a waiting rank yields the CPU (auto: 2000, or 1 when oversubscribed)" },
+    Knob { name: "HYMPI_SPIN", default: "auto", doc: "empty polls before a waiting thread yields the CPU (auto: 2000; 64 at MPI_THREAD_MULTIPLE when the process has one CPU of the node; 1 when oversubscribed)" },
 ];
 
 /// Reads an integer knob, falling back to its default when unset or unparsable.
