@@ -166,7 +166,7 @@ fn send_to_peer(
     // SAFETY: the caller holds the VCI's lock (MULTIPLE) or is the only thread in MPI, and is
     // not inside the slow path.
     let sent = unsafe {
-        engine_ref::with_engine(locked && pool.len() > 1, |e| {
+        engine_ref::with_engine(engine_ref::lane_of(env.ctx), locked && pool.len() > 1, |e| {
             e.send_eager_now(local, env, buf, bytes)
         })
     }?;
@@ -401,17 +401,18 @@ enum Polled {
     Bail,
 }
 
-/// One fast progress step of the node transport on VCI `v`: takes the next incoming message
-/// and, when it is a standard eager message for a communicator of this VCI, matches it to a
+/// One fast progress step of lane `lane` of the node transport on VCI `v`: takes the lane's
+/// next incoming message and, when it is a standard eager message for a communicator of this
+/// VCI, matches it to a
 /// plain posted receive (copying it into place) or queues it as unexpected. Anything else
 /// (other kinds, other VCIs, receives needing the slow path, queued outgoing items) is left
 /// in place for the general progress engine.
 #[inline]
-fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, locked: bool) -> Polled {
+fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, lane: usize, locked: bool) -> Polled {
     // SAFETY: the caller holds VCI `v`'s guard (lock under MULTIPLE, or is the only thread in
     // MPI) and is not inside the slow path.
     let polled = unsafe {
-        engine_ref::with_engine(locked && pool.len() > 1, |e| {
+        engine_ref::with_engine(lane, locked && pool.len() > 1, |e| {
             if e.has_outgoing() {
                 return Polled::Bail;
             }
@@ -489,6 +490,7 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     }
     // Requests before `next` are known complete.
     let mut next = 0;
+    let mut lane = 0;
     let mut idle = 0u32;
     let mut backoff = Backoff::new();
     loop {
@@ -509,12 +511,18 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                 if r.done {
                     next += 1;
                 } else if plain_recv(r) {
+                    // Its message arrives on the lane of its communicator.
+                    let comm = r.comm;
+                    let Some(c) = s.comms.iter().find(|c| c.idx == comm) else {
+                        return false;
+                    };
+                    lane = engine_ref::lane_of(c.ctx);
                     break;
                 } else {
                     return false;
                 }
             }
-            (next < reqs.len()).then(|| progress_vci(s, pool, v, locked))
+            (next < reqs.len()).then(|| progress_vci(s, pool, v, lane, locked))
         };
         match step {
             // SAFETY: forwarded from the caller.

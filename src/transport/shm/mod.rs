@@ -153,13 +153,14 @@ pub struct Incoming {
 }
 
 impl ShmEngine {
-    /// Creates or attaches the node segment and probes CMA. Collective over the job's ranks
-    /// (it uses bootstrap barriers).
+    /// Creates or attaches the node segment of lane `lane` and probes CMA. Collective over
+    /// the job's ranks (it uses bootstrap barriers).
     pub fn setup(
         boot: &mut dyn Bootstrap,
         host: &str,
         me: u32,
         nlocal: u32,
+        lane: usize,
     ) -> MpiResult<ShmEngine> {
         let err = |what: &str, e: std::io::Error| {
             MpiError::new(MPI_ERR_OTHER, format!("shared memory setup: {what}: {e}"))
@@ -171,7 +172,10 @@ impl ShmEngine {
             cells_per_rank: config::int("HYMPI_SHM_CELLS").clamp(4, 1 << 16) as u32,
             cell_size,
         };
-        let key = format!("shm-{host}");
+        let key = match lane {
+            0 => format!("shm-{host}"),
+            l => format!("shm-{host}-lane{l}"),
+        };
         let mut seg = if me == 0 {
             let (seg, text) = Segment::create(&geo).map_err(|e| err("memfd", e))?;
             boot.put(&key, &text).map_err(|e| err("PMI put", e))?;
@@ -875,7 +879,7 @@ mod tests {
                     barrier: barrier.clone(),
                 };
                 std::thread::spawn(move || {
-                    ShmEngine::setup(&mut boot, "testhost", r as u32, 2)
+                    ShmEngine::setup(&mut boot, "testhost", r as u32, 2, 0)
                         .map_err(|e| e.message().to_string())
                 })
             })
