@@ -60,6 +60,7 @@ fn on_local(c: &Ctx, i: &Inter, s: &mut Schedule, f: impl FnOnce(&Ctx, &mut Sche
         rank: c.rank,
         size: c.size,
         inter: None,
+        blocking: false,
     };
     let before = s.target(i.local);
     f(&lc, s);

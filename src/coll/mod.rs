@@ -4,6 +4,7 @@
 pub mod algos;
 pub mod inter;
 pub mod sched;
+pub mod shm;
 pub mod tuning;
 
 use crate::core::error::{fail, MpiResult};
@@ -21,6 +22,8 @@ pub struct Ctx {
     pub size: i32,
     /// The remote group, when the communicator is an intercommunicator.
     pub inter: Option<Inter>,
+    /// A blocking call, which may take the shared-memory path ([`shm`]).
+    pub blocking: bool,
 }
 
 /// What an intercommunicator's collective needs beyond [`Ctx`]: its remote group's size and
@@ -71,6 +74,7 @@ pub fn begin(rt: &mut Runtime, h: usize, function: &str) -> MpiResult<(Ctx, i32)
         rank: c.rank,
         size: c.size,
         inter,
+        blocking: false,
     };
     let c = rt.comms.get_mut(idx).unwrap();
     let seq = c.coll_seq;

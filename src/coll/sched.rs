@@ -126,6 +126,8 @@ pub struct Schedule {
     current: usize,
     pending: Vec<u32>,
     started: bool,
+    /// Set instead of steps when the call takes the shared-memory path (`coll::shm`).
+    pub shm: Option<Box<crate::coll::shm::Plan>>,
 }
 
 // SAFETY-free by construction: addresses are plain integers; the engine dereferences them only
@@ -143,6 +145,7 @@ impl Schedule {
             current: 0,
             pending: Vec::new(),
             started: false,
+            shm: None,
         }
     }
 

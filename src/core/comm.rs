@@ -89,6 +89,8 @@ pub struct Comm {
     pub threads: Option<std::sync::Arc<crate::core::endpoints::ThreadComm>>,
     /// Stream communicator (`MPIX_Stream_comm_create*`): its streams and stream pairs.
     pub stream: Option<std::sync::Arc<crate::core::stream::Attached>>,
+    /// Its slot for shared-memory collectives, if any (`coll::shm`).
+    pub coll_shm: crate::coll::shm::Attach,
 }
 
 /// The ranks of an endpoint communicator: a process may hold several of them, each with its
@@ -120,6 +122,7 @@ impl Comm {
             endpoints: None,
             threads: None,
             stream: None,
+            coll_shm: Default::default(),
         }
     }
 

@@ -679,8 +679,12 @@ impl Runtime {
         }
         let n = (total as usize).min(r.cap);
         let steal = crate::core::steal::settings();
-        let split = shm.cma_enabled() && n >= self.split_min && shm.peer_waiting(src_local);
+        let waiting = shm.peer_waiting(src_local);
+        // A waiting sender streams a message that fits its ring faster than CMA copies it.
+        let stream = waiting && n <= self.stream_max;
+        let split = shm.cma_enabled() && !stream && n >= self.split_min && waiting;
         if !split
+            && !stream
             && steal.on
             && self.thread_level == MPI_THREAD_MULTIPLE
             && shm.cma_enabled()
@@ -754,7 +758,7 @@ impl Runtime {
             e.stream_got = src_local as u64;
             return;
         }
-        if shm.cma_enabled() {
+        if shm.cma_enabled() && !stream {
             // SAFETY: the receive buffer holds `cap` ≥ n bytes.
             if unsafe { shm.cma_read(src_local, addr, r.buf, n) }.is_ok() {
                 r.status = Status {

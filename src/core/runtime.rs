@@ -62,6 +62,9 @@ pub struct Runtime {
     pub eager_max: usize,
     /// Smallest rendezvous copied by both ranks (`usize::MAX`: never).
     pub split_min: usize,
+    /// Largest contiguous rendezvous streamed through cells, rather than copied with CMA,
+    /// when the sender is waiting (0: never).
+    pub stream_max: usize,
     /// Scratch list of send tokens completed by the transport.
     pub completions: Vec<u64>,
     /// Large receives being copied in stealable chunks (`core::steal`).
@@ -402,6 +405,17 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         Some(s) => (config::int("HYMPI_EAGER_MAX").max(0) as usize).min(s.payload_cap()),
         None => config::int("HYMPI_EAGER_MAX").max(0) as usize,
     };
+    // Auto: half the bytes of the ring of cells a rank sends with, so a streamed message never
+    // waits for cells handed back and leaves room for other traffic.
+    let stream_max = match (&shm, config::text("HYMPI_STREAM_MAX").trim()) {
+        (None, _) => 0,
+        (Some(_), "auto") => {
+            let cells = config::int("HYMPI_SHM_CELLS").clamp(4, 1 << 16) as usize;
+            let cell = config::int("HYMPI_SHM_CELL_SIZE").clamp(1024, 1 << 22) as usize;
+            cells * cell.next_multiple_of(64) / 2
+        }
+        (Some(_), v) => v.parse().unwrap_or(0), // the default "0": off
+    };
 
     let mut comms = Slab::new(kind::COMM);
     let mut world = Comm::intra(0, rank, size, RankMap::Identity, Errh::Fatal);
@@ -450,6 +464,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
             n if n <= 0 => usize::MAX,
             n => n as usize,
         },
+        stream_max,
         completions: Vec::new(),
         copies: Vec::new(),
         processor_name: host,

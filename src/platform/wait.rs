@@ -11,6 +11,11 @@ pub fn set_spin_limit(n: u32) {
     SPIN_LIMIT.store(n.max(1), Ordering::Relaxed);
 }
 
+/// Empty polls a waiter makes before yielding (1 on an oversubscribed node).
+pub fn spin_limit() -> u32 {
+    SPIN_LIMIT.load(Ordering::Relaxed)
+}
+
 /// Called when a test-style call (`MPI_Test`, `MPI_Iprobe`, ...) found nothing: on an
 /// oversubscribed node it yields the CPU so that the rank being waited for can run (codes that
 /// poll in a loop would otherwise burn their whole time slice).

@@ -6,7 +6,8 @@ use super::p2p::buffer_bytes;
 use super::util::out;
 use crate::abi::types::*;
 use crate::coll::sched::{self, check_root, Schedule, Span};
-use crate::coll::{algos, begin, Ctx};
+use crate::coll::tuning::{Coll, Query};
+use crate::coll::{algos, begin, shm, Ctx};
 use crate::core::error::MpiResult;
 use crate::core::runtime::{self, Runtime};
 use core::ffi::{c_int, c_void};
@@ -31,27 +32,43 @@ pub(crate) fn user_span(
 }
 
 /// Builds a schedule under the runtime with `build`, then runs it (blocking) or starts it and
-/// stores the request handle in `request` (nonblocking).
+/// stores the request handle in `request` (nonblocking). A blocking call's builder may hand
+/// it to the shared-memory path instead (`coll::shm::offer`); when the communicator turns out
+/// to have no slot there, `build` runs again to make the schedule.
 pub(crate) unsafe fn collective(
     comm: MPI_Comm,
     function: &str,
     request: Option<*mut MPI_Request>,
-    build: impl FnOnce(&Runtime, &Ctx, &mut Schedule) -> MpiResult<()>,
+    build: impl Fn(&Runtime, &Ctx, &mut Schedule) -> MpiResult<()>,
 ) -> MpiResult<()> {
     if let Some(r) = request {
         out(r, "request")?;
     }
     let started = runtime::with(|rt| {
-        let (ctx, tag) = begin(rt, comm as usize, function)?;
+        let (mut ctx, tag) = begin(rt, comm as usize, function)?;
+        ctx.blocking = request.is_none();
         let mut s = ctx.schedule(tag);
         build(rt, &ctx, &mut s)?;
         match request {
             Some(_) => Ok(Err(sched::start(rt, s)?)),
-            None => Ok(Ok(s)),
+            None => Ok(Ok((ctx, s))),
         }
     })?;
     match started {
-        Ok(s) => s.run(),
+        Ok((ctx, mut s)) => {
+            let Some(plan) = s.shm.take() else {
+                return s.run();
+            };
+            if crate::coll::shm::execute(plan)? {
+                return Ok(());
+            }
+            runtime::with(|rt| {
+                let mut s = ctx.schedule(s.tag);
+                build(rt, &ctx, &mut s)?;
+                Ok(s)
+            })?
+            .run()
+        }
         Err(h) => {
             *request.unwrap() = h as MPI_Request;
             Ok(())
@@ -80,9 +97,13 @@ pub(crate) unsafe fn collective_init(
     Ok(())
 }
 
-fn barrier(_rt: &Runtime, c: &Ctx, s: &mut Schedule) -> MpiResult<()> {
+fn barrier(rt: &Runtime, c: &Ctx, s: &mut Schedule) -> MpiResult<()> {
     if let Some(i) = &c.inter {
         return coll_inter::barrier(c, i, s);
+    }
+    let q = Query::new(c.size, 0, 0);
+    if shm::offer(rt, c, s, Coll::Barrier, &q, 0, || shm::Kind::Barrier) {
+        return Ok(());
     }
     algos::barrier::dissemination(c, s);
     Ok(())
@@ -146,6 +167,14 @@ fn bcast(
     }
     check_root(root, c.size)?;
     let data = user_span(rt, buffer, count, datatype)?;
+    let bytes = data.packed();
+    let q = Query::new(c.size, bytes, bytes);
+    if shm::offer(rt, c, s, Coll::Bcast, &q, bytes, || shm::Kind::Bcast {
+        data: data.clone(),
+        root,
+    }) {
+        return Ok(());
+    }
     algos::bcast::run(c, s, &data, root);
     Ok(())
 }

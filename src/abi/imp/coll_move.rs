@@ -11,8 +11,10 @@ use crate::abi::types::*;
 use crate::coll::algos::blocks::{self, packed, Blocks};
 use crate::coll::algos::{allgather, alltoall, gather, scatter};
 use crate::coll::sched::{check_root, Schedule, Span};
+use crate::coll::shm;
+use crate::coll::tuning::{Coll, Query};
 use crate::coll::Ctx;
-use crate::core::datatype::{Dtype, Layout};
+use crate::core::datatype::Layout;
 use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::Runtime;
 use core::ffi::{c_int, c_void};
@@ -35,8 +37,8 @@ pub(crate) fn no_in_place(buf: *const c_void, what: &str, function: &str) -> Mpi
 
 /// The extent of datatype `dt` in bytes.
 fn extent(rt: &Runtime, dt: MPI_Datatype) -> MpiResult<isize> {
-    if let Some(t) = Dtype::predefined(dt as usize) {
-        return Ok(t.extent);
+    if let Some(t) = crate::core::datatype::predefined(dt as usize) {
+        return Ok(t.extent as isize);
     }
     Ok(rt.type_entry(dt as usize)?.dt.extent)
 }
@@ -441,6 +443,14 @@ pub(crate) fn allgather(
         true => None,
         false => Some(user_span(rt, sendbuf, sendcount, sendtype)?),
     };
+    let b = recv.packed;
+    let q = Query::new(c.size, b, b.saturating_mul(c.size as usize));
+    if shm::offer(rt, c, s, Coll::Allgather, &q, b, || shm::Kind::Allgather {
+        own: own.clone(),
+        recv: recv.clone(),
+    }) {
+        return Ok(());
+    }
     let algo = allgather::choose(c.size, recv.packed);
     allgather::run(c, s, algo, &recv, own.as_ref());
     Ok(())
@@ -563,14 +573,29 @@ pub(crate) fn alltoall(
     if rb.packed == 0 {
         return Ok(());
     }
+    let user_sb = match in_place(sendbuf) {
+        true => None,
+        false => Some(user_blocks(rt, sendbuf, sendcount, sendtype, p)?),
+    };
+    let q = Query::new(c.size, rb.packed, rb.packed.saturating_mul(p));
+    let bytes = rb.packed.saturating_mul(p);
+    if shm::offer(rt, c, s, Coll::Alltoall, &q, bytes, || {
+        shm::Kind::Alltoall {
+            send: user_sb.clone().unwrap_or_else(|| rb.clone()),
+            recv: rb.clone(),
+        }
+    }) {
+        return Ok(());
+    }
     let recv: Vec<Span> = (0..p).map(|i| rb.block(i)).collect();
-    let sb = if in_place(sendbuf) {
-        let t = Blocks::tmp(s, p, rb.packed);
-        blocks::copy_run(s, &rb, 0, &t, 0, p);
-        s.next_round();
-        t
-    } else {
-        user_blocks(rt, sendbuf, sendcount, sendtype, c.size as usize)?
+    let sb = match user_sb {
+        Some(sb) => sb,
+        None => {
+            let t = Blocks::tmp(s, p, rb.packed);
+            blocks::copy_run(s, &rb, 0, &t, 0, p);
+            s.next_round();
+            t
+        }
     };
     let send: Vec<Span> = (0..p).map(|i| sb.block(i)).collect();
     alltoall_run(c, s, &send, &recv, Some((&sb, &rb)));

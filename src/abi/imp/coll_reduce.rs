@@ -15,9 +15,12 @@ use crate::abi::types::*;
 use crate::coll::algos::reduce::Elems;
 use crate::coll::algos::{allreduce, reduce, reduce_scatter};
 use crate::coll::sched::{check_root, Schedule};
+use crate::coll::shm::{self, Kind};
+use crate::coll::tuning::{Coll, Query};
 use crate::coll::Ctx;
 use crate::core::datatype;
 use crate::core::error::{fail, MpiResult};
+use crate::core::op::Reducer;
 use crate::core::runtime::Runtime;
 use core::ffi::{c_int, c_void};
 
@@ -107,9 +110,50 @@ pub(crate) fn reduce_build(
         user_span(rt, recvbuf, n as i64, dt)?;
     }
     if n > 0 {
+        if offer_reduce(rt, c, s, Coll::Reduce, &e, |red| Kind::Reduce {
+            red,
+            count: n,
+            send,
+            recv: recvbuf as usize,
+            root,
+            all: false,
+        }) {
+            return Ok(());
+        }
         reduce::reduce(c, s, &e, send, recvbuf as usize, root);
     }
     Ok(())
+}
+
+/// Whether the elements of `e` are one gapless block starting at the buffer's base, which the
+/// shared-memory path copies and combines as is (other layouts keep the schedules; the
+/// datatype is the same on every rank, so all ranks decide alike).
+fn dense(e: &Elems) -> bool {
+    e.proto.is_contiguous() && e.proto.addr == 0 && e.proto.bytes == e.count * e.reducer.extent
+}
+
+/// Offers a reduction of `e` (dense layouts only, see [`dense`]) to the shared-memory path
+/// with the query the schedule algorithms use.
+fn offer_reduce(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    coll: Coll,
+    e: &Elems,
+    kind: impl FnOnce(Reducer) -> Kind,
+) -> bool {
+    if !dense(e) {
+        return false;
+    }
+    let q = Query {
+        comm_size: c.size,
+        avg_msg_size: e.proto.bytes,
+        total_msg_size: e.proto.bytes,
+        count: e.count,
+        commutative: e.reducer.commutative,
+    };
+    let bytes = e.count * e.reducer.extent;
+    shm::offer(rt, c, s, coll, &q, bytes, || kind(e.reducer))
 }
 
 /// Checks and describes a vector reduced from `sendbuf` (or MPI_IN_PLACE) into `recvbuf`,
@@ -146,6 +190,17 @@ pub(crate) fn allreduce_build(
     }
     let (e, send, recv) = vector(rt, sendbuf, recvbuf, n, dt, op)?;
     if e.count > 0 {
+        let count = e.count;
+        if offer_reduce(rt, c, s, Coll::Allreduce, &e, |red| Kind::Reduce {
+            red,
+            count,
+            send,
+            recv,
+            root: 0,
+            all: true,
+        }) {
+            return Ok(());
+        }
         allreduce::allreduce(c, s, &e, send, recv);
     }
     Ok(())
@@ -201,6 +256,29 @@ pub(crate) fn reduce_scatter_build(
     let e = elems(rt, send, total, dt, op)?;
     user_span(rt, recvbuf, cs[c.rank as usize] as i64, dt)?;
     if total > 0 {
+        let blk = cs[0];
+        if cs.iter().all(|&k| k == blk) {
+            let q = Query {
+                comm_size: c.size,
+                avg_msg_size: blk * e.reducer.extent,
+                total_msg_size: total * e.reducer.extent,
+                count: blk,
+                commutative: e.reducer.commutative,
+            };
+            let bytes = total * e.reducer.extent;
+            if dense(&e)
+                && shm::offer(rt, c, s, Coll::ReduceScatter, &q, bytes, || {
+                    Kind::ReduceScatter {
+                        red: e.reducer,
+                        count: blk,
+                        send,
+                        recv: recvbuf as usize,
+                    }
+                })
+            {
+                return Ok(());
+            }
+        }
         reduce_scatter::reduce_scatter(c, s, &e, &cs, send, recvbuf as usize);
     }
     Ok(())

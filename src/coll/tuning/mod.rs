@@ -38,10 +38,14 @@ pub enum Coll {
     Gather,
     /// `MPI_Scatter`.
     Scatter,
+    /// `MPI_Barrier`.
+    Barrier,
+    /// `MPI_Reduce_scatter_block` and `MPI_Reduce_scatter`.
+    ReduceScatter,
 }
 
 /// Every collective of [`Coll`], in declaration order.
-pub const COLLS: [Coll; 7] = [
+pub const COLLS: [Coll; 9] = [
     Coll::Bcast,
     Coll::Reduce,
     Coll::Allreduce,
@@ -49,7 +53,13 @@ pub const COLLS: [Coll; 7] = [
     Coll::Alltoall,
     Coll::Gather,
     Coll::Scatter,
+    Coll::Barrier,
+    Coll::ReduceScatter,
 ];
+
+/// Name of the shared-memory algorithm (`coll::shm`), offered by the collectives that have
+/// it. The schedule builders never see it: [`select`] skips it, [`select_shm`] reports it.
+pub const SHM: &str = "shm";
 
 /// An algorithm a table may name: its name and, when it takes a radix `k`, the smallest and
 /// the default radix.
@@ -83,6 +93,8 @@ impl Coll {
             Coll::Alltoall => "alltoall",
             Coll::Gather => "gather",
             Coll::Scatter => "scatter",
+            Coll::Barrier => "barrier",
+            Coll::ReduceScatter => "reduce_scatter",
         }
     }
 
@@ -96,6 +108,8 @@ impl Coll {
             Coll::Alltoall => "HYMPI_ALLTOALL_ALGORITHM",
             Coll::Gather => "HYMPI_GATHER_ALGORITHM",
             Coll::Scatter => "HYMPI_SCATTER_ALGORITHM",
+            Coll::Barrier => "HYMPI_BARRIER_ALGORITHM",
+            Coll::ReduceScatter => "HYMPI_REDUCE_SCATTER_ALGORITHM",
         }
     }
 
@@ -106,8 +120,9 @@ impl Coll {
             plain("scatter_allgather"),
             radix("recursive_multiplying", 2, 2),
             radix("kring", 1, 1),
+            plain(SHM),
         ];
-        const REDUCE: &[AlgoSpec] = &[radix("knomial", 2, 2)];
+        const REDUCE: &[AlgoSpec] = &[radix("knomial", 2, 2), plain(SHM)];
         const ALLREDUCE: &[AlgoSpec] = &[
             plain("recursive_doubling"),
             plain("rabenseifner"),
@@ -115,6 +130,7 @@ impl Coll {
             radix("knomial", 2, 2),
             radix("recursive_multiplying", 2, 2),
             radix("kring", 1, 1),
+            plain(SHM),
         ];
         const ALLGATHER: &[AlgoSpec] = &[
             plain("ring"),
@@ -123,9 +139,17 @@ impl Coll {
             radix("knomial", 2, 2),
             radix("recursive_multiplying", 2, 2),
             radix("kring", 1, 1),
+            plain(SHM),
         ];
-        const ALLTOALL: &[AlgoSpec] = &[plain("pairwise"), plain("scattered"), plain("bruck")];
+        const ALLTOALL: &[AlgoSpec] = &[
+            plain("pairwise"),
+            plain("scattered"),
+            plain("bruck"),
+            plain(SHM),
+        ];
         const GATHER: &[AlgoSpec] = &[plain("binomial"), plain("linear")];
+        const BARRIER: &[AlgoSpec] = &[plain("dissemination"), plain(SHM)];
+        const REDUCE_SCATTER: &[AlgoSpec] = &[plain("ring"), plain(SHM)];
         match self {
             Coll::Bcast => BCAST,
             Coll::Reduce => REDUCE,
@@ -133,6 +157,8 @@ impl Coll {
             Coll::Allgather => ALLGATHER,
             Coll::Alltoall => ALLTOALL,
             Coll::Gather | Coll::Scatter => GATHER,
+            Coll::Barrier => BARRIER,
+            Coll::ReduceScatter => REDUCE_SCATTER,
         }
     }
 
@@ -320,12 +346,14 @@ enum Node {
     If(Cond, Vec<Node>),
 }
 
-fn select_in(nodes: &[Node], q: &Query) -> Option<Choice> {
+/// First leaf whose conditions hold, skipping leaves named `skip`.
+fn select_in(nodes: &[Node], q: &Query, skip: Option<&str>) -> Option<Choice> {
     for n in nodes {
         match n {
+            Node::Algo(c) if Some(c.name) == skip => {}
             Node::Algo(c) => return Some(*c),
             Node::If(cond, kids) if cond.holds(q) => {
-                if let Some(c) = select_in(kids, q) {
+                if let Some(c) = select_in(kids, q, skip) {
                     return Some(c);
                 }
             }
@@ -445,10 +473,15 @@ impl Table {
 
     /// The algorithm this table picks for `coll` and `q` (None when no rule matches).
     pub fn select(&self, coll: Coll, q: &Query) -> Option<Choice> {
+        self.select_skipping(coll, q, None)
+    }
+
+    /// As [`Table::select`], passing over the leaves that name algorithm `skip`.
+    pub fn select_skipping(&self, coll: Coll, q: &Query, skip: Option<&str>) -> Option<Choice> {
         self.rules
             .iter()
             .filter(|r| r.0 == coll)
-            .find_map(|r| select_in(&r.1, q))
+            .find_map(|r| select_in(&r.1, q, skip))
     }
 }
 
@@ -520,17 +553,26 @@ fn tuning() -> &'static Tuning {
     T.get_or_init(load)
 }
 
-/// The algorithm for `coll` and `q`: the `HYMPI_<COLL>_ALGORITHM` override if set, else the
-/// user table's rules for `coll` if it has some that match, else the built-in table's. The
-/// caller still checks that the algorithm applies (operand order, layout) and falls back.
+/// The message-schedule algorithm for `coll` and `q`: the `HYMPI_<COLL>_ALGORITHM` override
+/// if set, else the user table's rules for `coll` if it has some that match, else the
+/// built-in table's. The shared-memory algorithm ([`SHM`]) is passed over (the schedule
+/// builders run where it does not apply: nonblocking calls, communicators without a slot),
+/// so its rules fall through to the next matching ones. The caller still checks that the
+/// algorithm applies (operand order, layout) and falls back.
 ///
 /// A radix above the communicator size acts as the size (a flat tree, one group, one round)
 /// and is clamped to it, so the algorithms' rank arithmetic cannot overflow.
 pub fn select(coll: Coll, q: &Query) -> Choice {
     let t = tuning();
+    let skip = Some(SHM);
     let mut c = t.forced[coll as usize]
-        .or_else(|| t.user.as_ref().and_then(|u| u.select(coll, q)))
-        .or_else(|| t.default.select(coll, q))
+        .filter(|f| f.name != SHM)
+        .or_else(|| {
+            t.user
+                .as_ref()
+                .and_then(|u| u.select_skipping(coll, q, skip))
+        })
+        .or_else(|| t.default.select_skipping(coll, q, skip))
         .unwrap_or_else(|| {
             let a = &coll.algorithms()[0];
             Choice {
@@ -543,6 +585,16 @@ pub fn select(coll: Coll, q: &Query) -> Choice {
         c.k = c.k.min(q.comm_size.max(0) as u32).max(c.min_k);
     }
     c
+}
+
+/// Whether the tables (with the override first, as in [`select`]) pick the shared-memory
+/// algorithm for `coll` and `q`.
+pub fn select_shm(coll: Coll, q: &Query) -> bool {
+    let t = tuning();
+    let c = t.forced[coll as usize]
+        .or_else(|| t.user.as_ref().and_then(|u| u.select(coll, q)))
+        .or_else(|| t.default.select(coll, q));
+    c.is_some_and(|c| c.name == SHM)
 }
 
 #[cfg(test)]

@@ -8,8 +8,9 @@ fn default() -> Table {
     Table::parse(DEFAULT_TABLE).unwrap()
 }
 
+/// The schedule algorithm `t` picks (the shared-memory one passed over, as [`select`] does).
 fn pick(t: &Table, c: Coll, q: &Query) -> (&'static str, u32) {
-    let ch = t.select(c, q).unwrap();
+    let ch = t.select_skipping(c, q, Some(SHM)).unwrap();
     (ch.name, ch.k)
 }
 
@@ -222,4 +223,63 @@ fn overrides() {
     assert!(parse_forced(Coll::Allreduce, "knomial:k").is_err());
     assert!(parse_forced(Coll::Allreduce, "reduce_bcast:k=3").is_err());
     assert!(parse_forced(Coll::Gather, "knomial").is_err());
+}
+
+/// The built-in table sends small calls on small communicators to the shared-memory path,
+/// and the schedule builders never see that algorithm: its rules fall through.
+#[test]
+fn default_table_picks_shm_for_small_calls_on_small_communicators() {
+    let t = default();
+    let shm_colls = [
+        Coll::Barrier,
+        Coll::Bcast,
+        Coll::Reduce,
+        Coll::Allreduce,
+        Coll::Allgather,
+        Coll::Alltoall,
+        Coll::ReduceScatter,
+    ];
+    for c in shm_colls {
+        for p in 2..=8 {
+            assert_eq!(
+                t.select(c, &q(p, 8, 8 * p as usize)).unwrap().name,
+                SHM,
+                "{c:?} {p}"
+            );
+            assert_ne!(pick(&t, c, &q(p, 8, 8 * p as usize)).0, SHM, "{c:?} {p}");
+        }
+        assert_ne!(t.select(c, &q(64, 8, 512)).unwrap().name, SHM, "{c:?}");
+        if c != Coll::Barrier {
+            assert_ne!(
+                t.select(c, &q(2, 1 << 20, 2 << 20)).unwrap().name,
+                SHM,
+                "{c:?}"
+            );
+        }
+    }
+    for c in [Coll::Gather, Coll::Scatter] {
+        assert!(c.algorithms().iter().all(|a| a.name != SHM));
+    }
+}
+
+#[test]
+fn shm_leaves_fall_through_for_the_schedule_builders() {
+    let t = Table::parse(
+        r#"{"collective=allreduce": {
+              "comm_size<=4": { "algorithm=shm": {} },
+              "any": { "algorithm=ring": {} } }}"#,
+    )
+    .unwrap();
+    assert_eq!(t.select(Coll::Allreduce, &q(2, 8, 8)).unwrap().name, SHM);
+    assert_eq!(
+        t.select_skipping(Coll::Allreduce, &q(2, 8, 8), Some(SHM))
+            .unwrap()
+            .name,
+        "ring"
+    );
+    assert_eq!(
+        parse_forced(Coll::Barrier, "shm").unwrap().unwrap().name,
+        SHM
+    );
+    assert!(parse_forced(Coll::Gather, "shm").is_err());
 }

@@ -11,6 +11,7 @@
 //! `free` queue. When no cell is free, outgoing items wait in FIFO order in `pending`, which
 //! keeps MPI's per-pair message order.
 
+pub mod collslot;
 pub mod engine_ref;
 pub mod queue;
 pub mod segment;
@@ -260,6 +261,11 @@ impl ShmEngine {
     /// Bytes of shared memory mapped for the node.
     pub fn segment_bytes(&self) -> usize {
         self.seg.len()
+    }
+
+    /// The node segment's collective region.
+    pub fn coll_region(&self) -> collslot::Region {
+        collslot::Region::of(&self.seg)
     }
 
     /// Whether nothing waits to be sent.

@@ -7,7 +7,8 @@
 //! closes its descriptor, and the memory lives exactly as long as some rank maps it.
 //!
 //! Layout: a header, one [`RankSlot`] per local rank (its receive queue, its queue of returned
-//! cells, its pid), then `nlocal × cells_per_rank` cells. Memory is linear in local ranks.
+//! cells, its pid), the fastboxes, then `nlocal × cells_per_rank` cells, then the collective
+//! region ([`super::collslot`]). Memory is linear in local ranks (the fastboxes aside).
 
 use super::queue::{AtomicU32, Links, MpscQueue, NIL};
 use std::io;
@@ -175,6 +176,7 @@ pub struct Segment {
     slots_off: usize,
     fb_off: usize,
     cells_off: usize,
+    coll_off: usize,
     nlocal: u32,
     cells_per_rank: u32,
     cell_size: usize,
@@ -202,8 +204,15 @@ impl Geometry {
     fn offsets(&self) -> (usize, usize, usize) {
         let slots_off = std::mem::size_of::<SegHeader>();
         let cells_off = align_up(self.fb_off() + self.fastbox_bytes(), 4096);
-        let len = cells_off + self.nlocal as usize * self.cells_per_rank as usize * self.cell_size;
+        let len = self.coll_off() + super::collslot::region_bytes(self.nlocal);
         (slots_off, cells_off, align_up(len, 4096))
+    }
+    fn coll_off(&self) -> usize {
+        let cells_off = align_up(self.fb_off() + self.fastbox_bytes(), 4096);
+        align_up(
+            cells_off + self.nlocal as usize * self.cells_per_rank as usize * self.cell_size,
+            4096,
+        )
     }
     fn fb_off(&self) -> usize {
         align_up(
@@ -249,6 +258,7 @@ impl Segment {
             slots_off,
             fb_off: geo.fb_off(),
             cells_off,
+            coll_off: geo.coll_off(),
             nlocal: geo.nlocal,
             cells_per_rank: geo.cells_per_rank,
             cell_size: geo.cell_size,
@@ -281,6 +291,7 @@ impl Segment {
             slots_off,
             fb_off: geo.fb_off(),
             cells_off,
+            coll_off: geo.coll_off(),
             nlocal: geo.nlocal,
             cells_per_rank: geo.cells_per_rank,
             cell_size: geo.cell_size,
@@ -389,6 +400,13 @@ impl Segment {
         c / self.cells_per_rank
     }
 
+    /// Start of the collective region ([`super::collslot::region_bytes`] bytes, 4096-aligned,
+    /// zero-filled at creation).
+    pub fn coll_region(&self) -> *mut u8 {
+        // SAFETY: `coll_off` plus the region's size lies inside the mapping (see `offsets`).
+        unsafe { self.base.add(self.coll_off) }
+    }
+
     /// Local ranks.
     pub fn nlocal(&self) -> u32 {
         self.nlocal
@@ -474,6 +492,6 @@ mod tests {
         // Every rank starts with all its cells free.
         let n = std::iter::from_fn(|| other.slot(0).free.pop(&other)).count();
         assert_eq!(n, 8);
-        assert!(geo.total_len() <= 4096 * 8);
+        assert!(geo.total_len() <= 4096 * 8 + super::super::collslot::region_bytes(3));
     }
 }

@@ -1,0 +1,460 @@
+//! Small-message collectives through shared memory (algorithm name [`tuning::SHM`]).
+//!
+//! On an intracommunicator whose ranks are all on this node, blocking `MPI_Barrier`,
+//! `MPI_Bcast`, `MPI_Reduce`, `MPI_Allreduce`, `MPI_Allgather`, `MPI_Alltoall` and
+//! `MPI_Reduce_scatter(_block)` (equal blocks) can run over a slot of the node segment's
+//! collective region (`transport::shm::collslot`, which describes the sequence protocol)
+//! instead of message schedules: each rank writes its contribution into its own area of the
+//! slot and publishes the call's sequence number; the ranks that need it read it there once
+//! published (all-to-all flag reads; one cache-line transfer per flag on two ranks).
+//! Reductions combine in rank order (`x0 op (x1 op (... op x(p-1)))`), so user and
+//! non-commutative ops get the standard's order, and they run outside the runtime lock.
+//!
+//! A communicator gets its slot at its first call that selects `shm`: rank 0 claims one and
+//! broadcasts its index (or "none": the communicator then keeps the schedules for good) with a
+//! message broadcast under the call's tag. Members give the slot back in `MPI_Comm_free`.
+//! Nonblocking and persistent forms keep the schedules. Waiting spins briefly, then goes
+//! through `runtime::wait_for`, which drives progress (peers may need our point-to-point
+//! traffic) and yields the CPU when the node is oversubscribed.
+
+use crate::coll::algos::blocks::Blocks;
+use crate::coll::sched::{Schedule, Span};
+use crate::coll::tuning::{self, Coll, Query};
+use crate::coll::Ctx;
+use crate::core::comm::Comm;
+use crate::core::error::MpiResult;
+use crate::core::op::Reducer;
+use crate::core::runtime::{self, Runtime};
+use crate::transport::shm::collslot::{Slot, CAP};
+use crate::transport::shm::ShmEngine;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+
+const UNKNOWN: u32 = 0;
+const OFF: u32 = 1;
+/// State values from here on name slot `state - SLOT0`.
+const SLOT0: u32 = 2;
+
+/// A communicator's use of the shared-memory path: not decided yet, not possible, or its slot
+/// and the sequence number of its last call there. Atomics only so that builders holding a
+/// shared reference to the runtime can advance it; it is touched under the runtime only.
+#[derive(Debug, Default)]
+pub struct Attach {
+    state: AtomicU32,
+    seq: AtomicU64,
+}
+
+impl Attach {
+    fn slot(&self) -> Option<u32> {
+        self.state.load(Relaxed).checked_sub(SLOT0)
+    }
+}
+
+/// The data a call moves, as the shared-memory path needs it.
+#[derive(Debug)]
+pub enum Kind {
+    /// `MPI_Barrier`.
+    Barrier,
+    /// `MPI_Bcast` of `data` from `root`.
+    Bcast {
+        /// The buffer.
+        data: Span,
+        /// Root rank.
+        root: i32,
+    },
+    /// `MPI_Reduce` (`all`: `MPI_Allreduce`) of `count` contiguous elements from address
+    /// `send` (the receive buffer for `MPI_IN_PLACE`) into `recv`.
+    Reduce {
+        /// The checked (op, datatype) pair.
+        red: Reducer,
+        /// Elements.
+        count: usize,
+        /// Contribution.
+        send: usize,
+        /// Result.
+        recv: usize,
+        /// Root rank (ignored when `all`).
+        root: i32,
+        /// Every rank gets the result.
+        all: bool,
+    },
+    /// `MPI_Reduce_scatter_block`: `count` elements per rank, `size * count` sent.
+    ReduceScatter {
+        /// The checked (op, datatype) pair.
+        red: Reducer,
+        /// Elements per block.
+        count: usize,
+        /// Contribution (all blocks).
+        send: usize,
+        /// This rank's block of the result.
+        recv: usize,
+    },
+    /// `MPI_Allgather`: `own` is this rank's block (`None`: `MPI_IN_PLACE`, block `rank`
+    /// of `recv`).
+    Allgather {
+        /// Contribution.
+        own: Option<Span>,
+        /// Receive blocks.
+        recv: Blocks,
+    },
+    /// `MPI_Alltoall` (equal blocks; for `MPI_IN_PLACE` `send` is `recv`).
+    Alltoall {
+        /// Send blocks.
+        send: Blocks,
+        /// Receive blocks.
+        recv: Blocks,
+    },
+}
+
+/// A call on the shared-memory path.
+#[derive(Debug)]
+pub struct Plan {
+    kind: Kind,
+    comm: u32,
+    rank: i32,
+    size: i32,
+    tag: i32,
+    /// The slot and this call's sequence number; `None`: the slot is not set up yet.
+    at: Option<(Slot, u64)>,
+}
+
+/// Whether communicator `c` can have a slot: all its ranks are on this node (which has a
+/// segment) and it has one rank per process.
+fn eligible(rt: &Runtime, c: &Comm) -> bool {
+    rt.shm.is_some()
+        && c.remote.is_none()
+        && c.endpoints.is_none()
+        && c.threads.is_none()
+        && c.size >= 2
+        && (0..c.size).all(|r| {
+            rt.local_of_world
+                .get(c.map.world(r) as usize)
+                .is_some_and(|&l| l != u32::MAX)
+        })
+}
+
+/// Offers call `c` of collective `coll` to the shared-memory path: when it is blocking, each
+/// rank's data fits an area (`bytes`, the same on every rank), the tables pick `shm` for `q`
+/// and the communicator has (or may get) a slot, sets `s.shm` to the plan `kind` builds and
+/// returns true; the builder then adds no steps. Every input is the same on all ranks, so
+/// they all take the same path.
+pub fn offer(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    coll: Coll,
+    q: &Query,
+    bytes: usize,
+    kind: impl FnOnce() -> Kind,
+) -> bool {
+    if !c.blocking || c.inter.is_some() || c.size < 2 || bytes > CAP {
+        return false;
+    }
+    let Some(comm) = rt.comms.get(c.comm) else {
+        return false;
+    };
+    let a = &comm.coll_shm;
+    let state = a.state.load(Relaxed);
+    if state == OFF || !tuning::select_shm(coll, q) {
+        return false;
+    }
+    let at = if state == UNKNOWN {
+        if !eligible(rt, comm) {
+            a.state.store(OFF, Relaxed);
+            return false;
+        }
+        None
+    } else {
+        let region = rt
+            .shm
+            .as_ref()
+            .expect("a slot implies a segment")
+            .coll_region();
+        let seq = a.seq.load(Relaxed) + 1;
+        a.seq.store(seq, Relaxed);
+        Some((region.slot(state - SLOT0), seq))
+    };
+    s.shm = Some(Box::new(Plan {
+        kind: kind(),
+        comm: c.comm,
+        rank: c.rank,
+        size: c.size,
+        tag: s.tag,
+        at,
+    }));
+    true
+}
+
+/// A member of the communicator `c` being dropped gives its slot back.
+pub fn detach(shm: Option<&ShmEngine>, c: &Comm) {
+    if let (Some(i), Some(e)) = (c.coll_shm.slot(), shm) {
+        e.coll_region().leave(i);
+    }
+}
+
+/// Runs `plan` (blocking; call outside `runtime::with`). False when the communicator could
+/// not get a slot: the caller then builds the call's schedule (under the same tag).
+pub fn execute(plan: Box<Plan>) -> MpiResult<bool> {
+    let (slot, seq) = match plan.at {
+        Some(at) => at,
+        None => match setup(&plan)? {
+            Some(at) => at,
+            None => return Ok(false),
+        },
+    };
+    run(
+        &plan.kind,
+        slot,
+        seq,
+        plan.rank as usize,
+        plan.size as usize,
+    )?;
+    Ok(true)
+}
+
+/// Sets the communicator's slot up: rank 0 claims one and broadcasts its index.
+fn setup(plan: &Plan) -> MpiResult<Option<(Slot, u64)>> {
+    let mut word = u32::MAX;
+    let addr = &mut word as *mut u32 as usize;
+    let sched = runtime::with(|rt| {
+        let c = rt.comms.get(plan.comm).expect("live communicator");
+        if plan.rank == 0 {
+            let region = rt.shm.as_ref().expect("eligible").coll_region();
+            let key = ((c.map.world(0) as u64 + 1) << 32) | c.context_id() as u64;
+            let got = region.claim(key, plan.size as u32, c.context_id() as usize);
+            // SAFETY: `addr` is `word`, alive on this stack frame for the whole setup.
+            unsafe { *(addr as *mut u32) = got.unwrap_or(u32::MAX) };
+        }
+        let ctx = Ctx {
+            comm: plan.comm,
+            rank: plan.rank,
+            size: plan.size,
+            inter: None,
+            blocking: true,
+        };
+        let mut s = ctx.schedule(plan.tag);
+        crate::coll::algos::bcast::knomial(&ctx, &mut s, &Span::bytes(addr, 4), 0, 2);
+        Ok(s)
+    })?;
+    sched.run()?;
+    let got = word;
+    runtime::with(|rt| {
+        let c = rt.comms.get(plan.comm).expect("live communicator");
+        if got == u32::MAX {
+            c.coll_shm.state.store(OFF, Relaxed);
+            return Ok(None);
+        }
+        c.coll_shm.state.store(SLOT0 + got, Relaxed);
+        c.coll_shm.seq.store(1, Relaxed);
+        let region = rt.shm.as_ref().expect("eligible").coll_region();
+        Ok(Some((region.slot(got), 1)))
+    })
+}
+
+/// Waits until `ready()`: spins briefly (not on an oversubscribed node), then polls through
+/// `runtime::wait_for`, which keeps the progress engine going and yields the CPU.
+fn wait(mut ready: impl FnMut() -> bool) -> MpiResult<()> {
+    if ready() {
+        return Ok(());
+    }
+    if crate::platform::wait::spin_limit() > 1 {
+        for _ in 0..2048 {
+            std::hint::spin_loop();
+            if ready() {
+                return Ok(());
+            }
+        }
+    }
+    runtime::wait_for(|_| Ok(ready().then_some(())))
+}
+
+/// Waits until ranks `0..p` have all published call `s`.
+fn wait_all(slot: Slot, p: usize, s: u64) -> MpiResult<()> {
+    let mut next = 0;
+    wait(|| {
+        while next < p && slot.ready(next, s) {
+            next += 1;
+        }
+        next == p
+    })
+}
+
+/// Writes this rank's contribution for call `s` with `fill` (given its area) once the
+/// area's previous readers are done, and publishes `s`.
+fn contribute(
+    slot: Slot,
+    p: usize,
+    me: usize,
+    s: u64,
+    fill: impl FnOnce(*mut u8),
+) -> MpiResult<()> {
+    wait(|| slot.drained(p, s))?;
+    fill(slot.data(me, s));
+    slot.publish(me, s);
+    Ok(())
+}
+
+/// Copies the data of `src` (packed) to `dst`.
+///
+/// # Safety
+/// `src` describes valid memory; `dst` has room for `src.packed()` bytes.
+unsafe fn pack(src: &Span, dst: *mut u8) {
+    let n = src.packed();
+    if n == 0 {
+        return;
+    }
+    if src.is_contiguous() {
+        // SAFETY: caller's guarantee; a slot area never overlaps a user buffer.
+        unsafe { std::ptr::copy_nonoverlapping(src.addr as *const u8, dst, n) };
+        return;
+    }
+    // SAFETY: caller's guarantee.
+    let out = unsafe { std::slice::from_raw_parts_mut(dst, n) };
+    match &src.layout {
+        // SAFETY: the layout describes the valid memory of the buffer at `addr`.
+        Some(l) => unsafe { l.pack(src.addr, 0, out) },
+        // SAFETY: the span describes valid elements at `addr` holding `n` bytes of data.
+        None => unsafe { crate::core::p2p::pack_into(src.addr as *const u8, src.unit, out) },
+    }
+}
+
+/// Copies `n` packed bytes at `src` into the buffer `dst` describes.
+///
+/// # Safety
+/// `src` is valid for `n` bytes; `dst` describes valid memory for them.
+unsafe fn unpack(dst: &Span, src: *const u8, n: usize) {
+    let n = n.min(dst.packed());
+    if n == 0 {
+        return;
+    }
+    if dst.is_contiguous() {
+        // SAFETY: caller's guarantee.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst.addr as *mut u8, n) };
+        return;
+    }
+    // SAFETY: caller's guarantee.
+    let data = unsafe { std::slice::from_raw_parts(src, n) };
+    match &dst.layout {
+        // SAFETY: the layout describes the valid memory of the buffer at `addr`.
+        Some(l) => unsafe { l.unpack(dst.addr, 0, data) },
+        // SAFETY: the span describes valid elements at `addr` with room for `data`.
+        None => unsafe { crate::core::p2p::unpack_from(dst.addr as *mut u8, dst.unit, data) },
+    }
+}
+
+/// `recv = x0 op (x1 op (... op x(p-1)))` over `count` elements, `x(r)` at `src(r)`.
+///
+/// # Safety
+/// Every `src(r)` and `recv` are valid for `count` elements of `red`'s datatype.
+unsafe fn combine(
+    red: &Reducer,
+    count: usize,
+    p: usize,
+    src: impl Fn(usize) -> *const u8,
+    recv: usize,
+) {
+    let n = count * red.extent;
+    // SAFETY: caller's guarantee; slot areas never overlap user buffers.
+    unsafe {
+        std::ptr::copy_nonoverlapping(src(p - 1), recv as *mut u8, n);
+        for r in (0..p - 1).rev() {
+            red.apply_raw(count, src(r), recv as *mut u8);
+        }
+    }
+}
+
+fn run(kind: &Kind, slot: Slot, s: u64, me: usize, p: usize) -> MpiResult<()> {
+    // SAFETY (for the blocks below): user buffers are valid for the call's data (MPI's
+    // contract for a blocking collective); an area holds this call's data of its rank from
+    // its `publish` until every rank entered the next call, and `offer` checked that the
+    // data fits an area.
+    match kind {
+        Kind::Barrier => {
+            slot.publish(me, s);
+            wait_all(slot, p, s)
+        }
+        Kind::Bcast { data, root } => {
+            let root = *root as usize;
+            if me == root {
+                // SAFETY: see above.
+                contribute(slot, p, me, s, |d| unsafe { pack(data, d) })
+            } else {
+                slot.publish(me, s);
+                wait(|| slot.ready(root, s))?;
+                // SAFETY: see above.
+                unsafe { unpack(data, slot.data(root, s), data.packed()) };
+                Ok(())
+            }
+        }
+        Kind::Reduce {
+            red,
+            count,
+            send,
+            recv,
+            root,
+            all,
+        } => {
+            let n = count * red.extent;
+            // SAFETY: see above.
+            contribute(slot, p, me, s, |d| unsafe {
+                std::ptr::copy_nonoverlapping(*send as *const u8, d, n)
+            })?;
+            if *all || me == *root as usize {
+                wait_all(slot, p, s)?;
+                // SAFETY: see above.
+                unsafe { combine(red, *count, p, |r| slot.data(r, s), *recv) };
+            }
+            Ok(())
+        }
+        Kind::ReduceScatter {
+            red,
+            count,
+            send,
+            recv,
+        } => {
+            let n = count * red.extent;
+            // SAFETY: see above.
+            contribute(slot, p, me, s, |d| unsafe {
+                std::ptr::copy_nonoverlapping(*send as *const u8, d, n * p)
+            })?;
+            wait_all(slot, p, s)?;
+            // SAFETY: see above; block `me` of every contribution.
+            unsafe {
+                combine(
+                    red,
+                    *count,
+                    p,
+                    |r| slot.data(r, s).add(me * n) as *const u8,
+                    *recv,
+                )
+            };
+            Ok(())
+        }
+        Kind::Allgather { own, recv } => {
+            let b = recv.packed;
+            let mine = own.clone().unwrap_or_else(|| recv.block(me));
+            // SAFETY: see above.
+            contribute(slot, p, me, s, |d| unsafe { pack(&mine, d) })?;
+            wait_all(slot, p, s)?;
+            for r in (0..p).filter(|&r| r != me || own.is_some()) {
+                // SAFETY: see above.
+                unsafe { unpack(&recv.block(r), slot.data(r, s), b) };
+            }
+            Ok(())
+        }
+        Kind::Alltoall { send, recv } => {
+            let b = recv.packed;
+            // SAFETY: see above; `p` blocks of `b` bytes fit the area (checked by `offer`).
+            contribute(slot, p, me, s, |d| unsafe {
+                for j in 0..p {
+                    pack(&send.block(j), d.add(j * b));
+                }
+            })?;
+            wait_all(slot, p, s)?;
+            for j in 0..p {
+                // SAFETY: see above.
+                unsafe { unpack(&recv.block(j), slot.data(j, s).add(me * b), b) };
+            }
+            Ok(())
+        }
+    }
+}
