@@ -20,12 +20,40 @@ pub enum ErrObj {
     Session(usize),
 }
 
+/// What the body of an `int`-returning MPI function gives back to its C entry point.
+pub trait Outcome {
+    /// The MPI return code, after handing an error to the error handler of `obj`.
+    fn into_code(self, name: &'static str, obj: ErrObj) -> i32;
+}
+
+impl Outcome for Result<(), MpiError> {
+    #[inline(always)]
+    fn into_code(self, name: &'static str, obj: ErrObj) -> i32 {
+        match self {
+            Ok(()) => 0,
+            Err(e) => crate::core::errhandler::raise(name, obj, e),
+        }
+    }
+}
+
+/// A return code that is final: any error it stands for went through the error handler
+/// already. A fast path returns it after handing every other case to an out-of-line entry
+/// that does its own error handling, so that the hand-over compiles to a jump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Code(pub i32);
+
+impl Outcome for Code {
+    #[inline(always)]
+    fn into_code(self, _name: &'static str, _obj: ErrObj) -> i32 {
+        self.0
+    }
+}
+
 /// Runs the body of an `int`-returning MPI function.
 #[inline(always)]
-pub fn call(name: &'static str, obj: ErrObj, body: impl FnOnce() -> Result<(), MpiError>) -> i32 {
+pub fn call<R: Outcome>(name: &'static str, obj: ErrObj, body: impl FnOnce() -> R) -> i32 {
     match catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => 0,
-        Ok(Err(e)) => crate::core::errhandler::raise(name, obj, e),
+        Ok(r) => r.into_code(name, obj),
         Err(panic) => crate::core::errhandler::raise(name, obj, MpiError::from_panic(panic)),
     }
 }

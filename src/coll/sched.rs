@@ -429,9 +429,9 @@ pub fn start(rt: &mut Runtime, sched: Schedule) -> MpiResult<usize> {
 pub fn persistent(rt: &mut Runtime, sched: Schedule) -> MpiResult<usize> {
     let rid = rt.new_request(ReqKind::Done, sched.comm)?;
     let r = rt.reqs.get_mut(rid).unwrap();
-    r.persistent = true;
-    r.active = false;
-    r.done = true;
+    r.set_persistent(true);
+    r.set_active(false);
+    r.set_done(true);
     r.extra().schedule = Some(Box::new(sched));
     Ok(rt.reqs.handle(rid))
 }
@@ -443,12 +443,12 @@ pub fn start_persistent(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
     let Some(s) = r.extra.as_mut().and_then(|e| e.schedule.take()) else {
         return Ok(false);
     };
-    if r.active {
+    if r.active() {
         r.extra().schedule = Some(s);
         return fail(MPI_ERR_REQUEST, "the persistent request is already active");
     }
-    r.active = true;
-    r.done = false;
+    r.set_active(true);
+    r.set_done(false);
     r.status = crate::core::request::Status::EMPTY;
     rt.background.push(Box::new(ScheduleOp::new(s, rid, true)));
     let _ = rt.poll_background();

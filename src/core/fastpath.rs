@@ -19,7 +19,7 @@ use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
-use crate::core::request::{ReqKind, Request, Status, NO_PARENT};
+use crate::core::request::{flag, ReqKind, Request, Status, NO_PARENT};
 use crate::core::runtime;
 use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Pool, VciGuard, VciState, RID_VCI_SHIFT};
@@ -63,15 +63,10 @@ fn contiguous_bytes(buf: *const u8, count: i64, dt: usize) -> Option<usize> {
 /// A receive request the fast paths may complete on their own.
 #[inline(always)]
 fn plain_recv(r: &Request) -> bool {
-    r.kind == ReqKind::Recv
-        && !r.done
-        && r.active
-        && !r.persistent
-        && !r.user_freed
-        && !r.internal
-        && !r.noncontig
-        && r.parent == NO_PARENT
-        && r.extra.is_none()
+    // Active, and not done, persistent, freed, internal or noncontiguous.
+    // A part of a compound operation (with a parent) is always internal.
+    debug_assert!(r.internal() || r.parent == NO_PARENT);
+    r.kind == ReqKind::Recv && r.flags == flag::ACTIVE && r.extra.is_none()
 }
 
 /// Copies a message into a plain receive request and completes it.
@@ -92,7 +87,7 @@ fn deliver(r: &mut Request, env: &Envelope, data: *const u8, bytes: usize) {
         bytes: n as u64,
         cancelled: false,
     };
-    r.done = true;
+    r.set_done(true);
 }
 
 #[inline(always)]
@@ -120,12 +115,31 @@ pub unsafe fn isend(
 ) -> Option<usize> {
     let locked = runtime::fast_access()?;
     let pool = vci::pool()?;
+    // One copy of the path per lock mode, so that neither tests the mode as it goes.
+    if locked {
+        isend_in::<true>(pool, buf, count, dt, dest, tag, comm)
+    } else {
+        isend_in::<false>(pool, buf, count, dt, dest, tag, comm)
+    }
+}
+
+/// [`isend`] under lock mode `LOCKED`.
+#[inline(always)]
+fn isend_in<const LOCKED: bool>(
+    pool: &Pool,
+    buf: *const u8,
+    count: i64,
+    dt: usize,
+    dest: i32,
+    tag: i32,
+    comm: usize,
+) -> Option<usize> {
     let bytes = contiguous_bytes(buf, count, dt)?;
     if tag < 0 {
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = VciGuard::enter(pool, v, locked);
+    let mut g = VciGuard::enter(pool, v, LOCKED);
     let s = g.state();
     let c = s.comm_mru(comm)?;
     if dest == MPI_PROC_NULL {
@@ -182,26 +196,36 @@ fn send_to_self(
     buf: *const u8,
     bytes: usize,
 ) -> Option<usize> {
-    let front = match s.matcher.posted.front() {
-        Some(p) if p.pattern.accepts(&env) => true,
-        None => false,
+    match s.matcher.posted.front() {
+        Some(p) if p.pattern.accepts(&env) => {
+            let r = plain_posted(&mut s.reqs, v, p.req)?;
+            s.matcher.posted.pop_front();
+            deliver(r, &env, buf, bytes);
+            Some(DONE_SEND_HANDLE)
+        }
+        None => buffer_self(s, eager_max, env, buf, bytes),
         Some(_) => match s
             .matcher
             .posted
             .iter()
             .position(|p| p.pattern.accepts(&env))
         {
-            Some(i) => return deliver_posted(s, v, i, &env, buf, bytes),
-            None => false,
+            Some(i) => deliver_posted(s, v, i, env, buf, bytes),
+            None => buffer_self(s, eager_max, env, buf, bytes),
         },
-    };
-    if front {
-        let rid = s.matcher.posted.front()?.req;
-        let r = plain_posted(s, v, rid)?;
-        deliver(r, &env, buf, bytes);
-        s.matcher.posted.pop_front();
-        return Some(DONE_SEND_HANDLE);
     }
+}
+
+/// [`send_to_self`] with no matching receive posted: buffers the message as an unexpected
+/// eager one if it is small enough.
+#[inline(never)]
+fn buffer_self(
+    s: &mut VciState,
+    eager_max: usize,
+    env: Envelope,
+    buf: *const u8,
+    bytes: usize,
+) -> Option<usize> {
     if bytes > eager_max {
         return None;
     }
@@ -216,11 +240,11 @@ fn send_to_self(
 
 /// The posted receive request `rid`, if it is on VCI `v` and the fast path may complete it.
 #[inline(always)]
-fn plain_posted(s: &mut VciState, v: usize, rid: u32) -> Option<&mut Request> {
+fn plain_posted(reqs: &mut Slab<Request>, v: usize, rid: u32) -> Option<&mut Request> {
     if vci::vci_of_rid(rid) != v {
         return None;
     }
-    match s.reqs.get_mut(index_of(rid)) {
+    match reqs.get_mut(index_of(rid)) {
         Some(r) if plain_recv(r) => Some(r),
         _ => None,
     }
@@ -232,14 +256,14 @@ fn deliver_posted(
     s: &mut VciState,
     v: usize,
     i: usize,
-    env: &Envelope,
+    env: Envelope,
     buf: *const u8,
     bytes: usize,
 ) -> Option<usize> {
     let rid = s.matcher.posted.get(i)?.req;
-    let r = plain_posted(s, v, rid)?;
-    deliver(r, env, buf, bytes);
+    let r = plain_posted(&mut s.reqs, v, rid)?;
     s.matcher.posted.remove(i);
+    deliver(r, &env, buf, bytes);
     Some(DONE_SEND_HANDLE)
 }
 
@@ -257,14 +281,59 @@ pub unsafe fn irecv(
     tag: i32,
     comm: usize,
 ) -> Option<(u32, usize)> {
+    // SAFETY: a null `out` is not written.
+    unsafe { irecv_to(buf, count, dt, src, tag, comm, std::ptr::null_mut()) }
+}
+
+/// [`irecv`] that also stores the new request's handle in `*out` unless `out` is null, still
+/// on the VCI (so that the result need not be kept across the unlock).
+///
+/// # Safety
+/// As for [`irecv`]; `out` is null or points to a request handle.
+#[inline(always)]
+pub unsafe fn irecv_to(
+    buf: *mut u8,
+    count: i64,
+    dt: usize,
+    src: i32,
+    tag: i32,
+    comm: usize,
+    out: *mut MPI_Request,
+) -> Option<(u32, usize)> {
     let locked = runtime::fast_access()?;
     let pool = vci::pool()?;
+    // One copy of the path per lock mode, so that neither tests the mode as it goes.
+    if locked {
+        // SAFETY: forwarded from the caller.
+        unsafe { irecv_in::<true>(pool, buf, count, dt, src, tag, comm, out) }
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { irecv_in::<false>(pool, buf, count, dt, src, tag, comm, out) }
+    }
+}
+
+/// [`irecv_to`] under lock mode `LOCKED`.
+///
+/// # Safety
+/// As for [`irecv_to`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn irecv_in<const LOCKED: bool>(
+    pool: &Pool,
+    buf: *mut u8,
+    count: i64,
+    dt: usize,
+    src: i32,
+    tag: i32,
+    comm: usize,
+    out: *mut MPI_Request,
+) -> Option<(u32, usize)> {
     let bytes = contiguous_bytes(buf, count, dt)?;
     if tag < 0 && tag != MPI_ANY_TAG {
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = VciGuard::enter(pool, v, locked);
+    let mut g = VciGuard::enter(pool, v, LOCKED);
     let s = g.state();
     let c = s.comm_mru(comm)?;
     if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
@@ -278,21 +347,34 @@ pub unsafe fn irecv(
     let mut r = Request::new(ReqKind::Recv, c.idx);
     r.buf = buf;
     r.cap = bytes;
-    let found = s.matcher.find_unexpected(&pattern);
-    if let Some(i) = found {
-        let u = &s.matcher.unexpected[i];
-        let Payload::Eager { data, ack: None } = &u.payload else {
-            return None;
-        };
-        deliver(&mut r, &u.env, data.as_ptr(), data.len());
-        let (index, handle) = s.reqs.insert_handle(r)?;
-        if i == 0 {
-            s.matcher.unexpected.pop_front();
-        } else {
-            s.matcher.unexpected.remove(i);
-        }
-        return Some((rid_of(v, index), handle));
+    if s.matcher.unexpected.is_empty() {
+        // SAFETY: forwarded from the caller.
+        unsafe { put(post(s, v, pattern, r), out) }
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { put(recv_or_post(s, v, pattern, r), out) }
     }
+}
+
+/// Stores the handle of a started request in `*out` unless `out` is null; passes `started`
+/// on.
+///
+/// # Safety
+/// `out` is null or points to a request handle.
+#[inline(always)]
+unsafe fn put(started: Option<(u32, usize)>, out: *mut MPI_Request) -> Option<(u32, usize)> {
+    if let Some((_, h)) = started {
+        if !out.is_null() {
+            // SAFETY: a non-null `out` points to a request handle (caller's contract).
+            unsafe { *out = h as MPI_Request };
+        }
+    }
+    started
+}
+
+/// Stores receive request `r` in VCI `v` and posts it: its index and handle.
+#[inline(always)]
+fn post(s: &mut VciState, v: usize, pattern: Pattern, r: Request) -> Option<(u32, usize)> {
     let (index, handle) = s.reqs.insert_handle(r)?;
     s.matcher.posted.push_back(Posted {
         pattern,
@@ -301,13 +383,37 @@ pub unsafe fn irecv(
     Some((rid_of(v, index), handle))
 }
 
+/// [`irecv`] when messages wait unmatched: takes the oldest one `pattern` accepts (an eager
+/// one, else leaves it all to the slow path), or posts the receive.
+#[inline(never)]
+fn recv_or_post(
+    s: &mut VciState,
+    v: usize,
+    pattern: Pattern,
+    mut r: Request,
+) -> Option<(u32, usize)> {
+    let Some(i) = s.matcher.find_unexpected(&pattern) else {
+        return post(s, v, pattern, r);
+    };
+    let u = &s.matcher.unexpected[i];
+    let Payload::Eager { data, ack: None } = &u.payload else {
+        return None;
+    };
+    deliver(&mut r, &u.env, data.as_ptr(), data.len());
+    let (index, handle) = s.reqs.insert_handle(r)?;
+    if i == 0 {
+        s.matcher.unexpected.pop_front();
+    } else {
+        s.matcher.unexpected.remove(i);
+    }
+    Some((rid_of(v, index), handle))
+}
+
 /// A request the fast completion paths may finish: complete, plain and successful.
 #[inline(always)]
 fn finishable(r: &Request) -> bool {
-    r.done
-        && r.active
-        && !r.persistent
-        && !r.user_freed
+    const MASK: u8 = flag::DONE | flag::ACTIVE | flag::PERSISTENT | flag::USER_FREED;
+    r.flags & MASK == flag::DONE | flag::ACTIVE
         && r.extra.is_none()
         && r.status.error == MPI_SUCCESS
 }
@@ -325,6 +431,26 @@ pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) 
     let Some(pool) = vci::pool() else {
         return false;
     };
+    // One copy of the path per lock mode, so that neither tests the mode as it goes.
+    if locked {
+        // SAFETY: forwarded from the caller.
+        unsafe { complete_all_in::<true>(pool, reqs, statuses) }
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { complete_all_in::<false>(pool, reqs, statuses) }
+    }
+}
+
+/// [`complete_all`] under lock mode `LOCKED`.
+///
+/// # Safety
+/// As for [`complete_all`].
+#[inline(always)]
+unsafe fn complete_all_in<const LOCKED: bool>(
+    pool: &Pool,
+    reqs: &mut [MPI_Request],
+    statuses: *mut MPI_Status,
+) -> bool {
     let special = |h: MPI_Request| h as usize == MPI_REQUEST_NULL || h as usize == DONE_SEND_HANDLE;
     let Some(first) = reqs.iter().find(|&&h| !special(h)) else {
         // Null and shared complete requests only.
@@ -339,7 +465,7 @@ pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) 
     if v >= pool.len() {
         return false;
     }
-    let mut g = VciGuard::enter(pool, v, locked);
+    let mut g = VciGuard::enter(pool, v, LOCKED);
     let s = g.state();
     // Indices decoded by the first pass (arrays up to KEEP requests; longer ones decode
     // again).
@@ -377,8 +503,9 @@ pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) 
                 // SAFETY: forwarded from the caller.
                 unsafe { write_status(statuses, i, &r.status) };
             }
-            // `finishable` checked that it owns no out-of-line state.
-            if !s.reqs.free_plain(index, |r| r.extra.is_none()) {
+            // `finishable` checked that it owns no out-of-line state (`extra`, the only
+            // field with drop glue, is `None`), and nothing changed it since.
+            if !s.reqs.free_plain(index, |_| true) {
                 return false;
             }
         } else {
@@ -618,11 +745,46 @@ mod tests {
     fn plain_receives_only() {
         let mut r = Request::new(ReqKind::Recv, 0);
         assert!(plain_recv(&r));
+        // A part of a compound operation is internal.
         r.parent = 3;
+        r.set_internal(true);
         assert!(!plain_recv(&r));
+        for f in [
+            flag::DONE,
+            flag::USER_FREED,
+            flag::PERSISTENT,
+            flag::NONCONTIG,
+        ] {
+            let mut q = Request::new(ReqKind::Recv, 0);
+            q.flags |= f;
+            assert!(!plain_recv(&q), "flag {f:#x}");
+        }
+        let mut q = Request::new(ReqKind::Recv, 0);
+        q.set_active(false);
+        assert!(!plain_recv(&q), "inactive");
+        assert!(!plain_recv(&Request::new(ReqKind::Send, 0)), "a send");
         let mut s = Request::new(ReqKind::Recv, 0);
         s.extra();
         assert!(!plain_recv(&s));
+    }
+
+    #[test]
+    fn finishable_needs_done_active_plain_and_successful() {
+        let mut r = Request::new(ReqKind::Recv, 0);
+        assert!(!finishable(&r), "not done");
+        r.set_done(true);
+        assert!(finishable(&r));
+        r.status.error = MPI_ERR_TRUNCATE;
+        assert!(!finishable(&r), "failed");
+        r.status.error = MPI_SUCCESS;
+        r.set_user_freed(true);
+        assert!(!finishable(&r), "freed");
+        r.set_user_freed(false);
+        r.set_persistent(true);
+        assert!(!finishable(&r), "persistent");
+        r.set_persistent(false);
+        r.extra();
+        assert!(!finishable(&r), "out-of-line state");
     }
 
     #[test]
@@ -638,7 +800,7 @@ mod tests {
         };
         let data = [1u8, 2, 3, 4, 5, 6];
         deliver(&mut r, &env, data.as_ptr(), data.len());
-        assert!(r.done);
+        assert!(r.done());
         assert_eq!(out, [1, 2, 3, 4]);
         assert_eq!(r.status.error, MPI_ERR_TRUNCATE);
         assert_eq!((r.status.source, r.status.tag, r.status.bytes), (2, 9, 4));

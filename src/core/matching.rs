@@ -48,6 +48,155 @@ pub struct Posted {
     pub req: u32,
 }
 
+/// The posted-receive queue, oldest first: a ring buffer whose capacity is a power of two, so
+/// that the fast paths' push, front and pop are a few instructions (no wrap-around branch, no
+/// out-of-line growth check beyond one compare).
+#[derive(Clone, Default)]
+pub struct PostedQueue {
+    /// The ring; empty or a power of two long.
+    buf: Box<[Posted]>,
+    /// Ring index of the oldest entry.
+    head: usize,
+    /// Number of entries.
+    len: usize,
+}
+
+/// Iterator over a [`PostedQueue`], oldest first.
+pub struct PostedIter<'a> {
+    q: &'a PostedQueue,
+    i: usize,
+}
+
+impl<'a> Iterator for PostedIter<'a> {
+    type Item = &'a Posted;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a Posted> {
+        let p = self.q.get(self.i)?;
+        self.i += 1;
+        Some(p)
+    }
+}
+
+/// What unused ring entries hold.
+const NO_POSTED: Posted = Posted {
+    pattern: Pattern {
+        ctx: u32::MAX,
+        src: MPI_ANY_SOURCE,
+        tag: MPI_ANY_TAG,
+    },
+    req: u32::MAX,
+};
+
+impl PostedQueue {
+    /// Number of posted receives.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no receive is posted.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The ring index of the `i`-th oldest entry.
+    #[inline(always)]
+    fn slot(&self, i: usize) -> usize {
+        (self.head + i) & self.buf.len().wrapping_sub(1)
+    }
+
+    /// The oldest posted receive.
+    #[inline(always)]
+    pub fn front(&self) -> Option<&Posted> {
+        if self.len == 0 {
+            return None;
+        }
+        self.buf.get(self.head)
+    }
+
+    /// The `i`-th oldest posted receive.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> Option<&Posted> {
+        if i >= self.len {
+            return None;
+        }
+        self.buf.get(self.slot(i))
+    }
+
+    /// Appends a posted receive (the newest).
+    #[inline(always)]
+    pub fn push_back(&mut self, p: Posted) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let i = self.slot(self.len);
+        if let Some(e) = self.buf.get_mut(i) {
+            *e = p;
+            self.len += 1;
+        }
+    }
+
+    /// Removes and returns the oldest posted receive.
+    #[inline(always)]
+    pub fn pop_front(&mut self) -> Option<Posted> {
+        if self.len == 0 {
+            return None;
+        }
+        let p = *self.buf.get(self.head)?;
+        self.head = self.slot(1);
+        self.len -= 1;
+        Some(p)
+    }
+
+    /// Removes and returns the `i`-th oldest posted receive, keeping the order of the others
+    /// (moves the shorter side).
+    pub fn remove(&mut self, i: usize) -> Option<Posted> {
+        let p = *self.get(i)?;
+        if i < self.len / 2 {
+            for k in (1..=i).rev() {
+                let (to, from) = (self.slot(k), self.slot(k - 1));
+                self.buf[to] = self.buf[from];
+            }
+            self.head = self.slot(1);
+        } else {
+            for k in i..self.len - 1 {
+                let (to, from) = (self.slot(k), self.slot(k + 1));
+                self.buf[to] = self.buf[from];
+            }
+        }
+        self.len -= 1;
+        Some(p)
+    }
+
+    /// The posted receives, oldest first.
+    pub fn iter(&self) -> PostedIter<'_> {
+        PostedIter { q: self, i: 0 }
+    }
+
+    /// Removes every posted receive and returns them, oldest first.
+    pub fn drain(&mut self, _all: std::ops::RangeFull) -> std::vec::IntoIter<Posted> {
+        let v: Vec<Posted> = self.iter().copied().collect();
+        self.head = 0;
+        self.len = 0;
+        v.into_iter()
+    }
+
+    /// Doubles the capacity (at least 8 entries), the oldest entry moving to ring index 0.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let cap = (self.buf.len() * 2).max(8);
+        let mut buf = vec![NO_POSTED; cap].into_boxed_slice();
+        for (i, p) in self.iter().enumerate() {
+            buf[i] = *p;
+        }
+        self.buf = buf;
+        self.head = 0;
+    }
+}
+
 /// How the data of an unexpected message can be had.
 #[derive(Debug)]
 pub enum Payload {
@@ -116,7 +265,7 @@ pub struct Unexpected {
 #[derive(Default)]
 pub struct Matcher {
     /// Receives waiting for a message.
-    pub posted: VecDeque<Posted>,
+    pub posted: PostedQueue,
     /// Messages waiting for a receive.
     pub unexpected: VecDeque<Unexpected>,
 }
@@ -224,6 +373,45 @@ mod tests {
                 tag: 5
             })
             .is_none());
+    }
+
+    #[test]
+    fn posted_ring_keeps_order_through_growth_and_removal() {
+        let mut q = PostedQueue::default();
+        let post = |req| Posted {
+            pattern: Pattern {
+                ctx: 0,
+                src: 0,
+                tag: 0,
+            },
+            req,
+        };
+        let reqs = |q: &PostedQueue| q.iter().map(|p| p.req).collect::<Vec<_>>();
+        assert!(q.front().is_none() && q.pop_front().is_none() && q.get(0).is_none());
+        for r in 0..6 {
+            q.push_back(post(r));
+        }
+        assert_eq!(q.pop_front().unwrap().req, 0);
+        assert_eq!(q.pop_front().unwrap().req, 1);
+        // Wraps around the 8-entry ring, then grows to 16 with the oldest first.
+        for r in 6..20 {
+            q.push_back(post(r));
+        }
+        assert_eq!(q.len(), 18);
+        assert_eq!(reqs(&q), (2..20).collect::<Vec<_>>());
+        assert_eq!(q.remove(1).unwrap().req, 3, "front half");
+        assert_eq!(q.remove(14).unwrap().req, 17, "back half");
+        assert!(q.remove(16).is_none());
+        let mut want: Vec<u32> = (2..20).collect();
+        want.retain(|&r| r != 3 && r != 17);
+        assert_eq!(reqs(&q), want);
+        assert_eq!(q.front().unwrap().req, 2);
+        assert_eq!(q.get(2).unwrap().req, 5);
+        let all: Vec<u32> = q.drain(..).map(|p| p.req).collect();
+        assert_eq!(all, want);
+        assert!(q.is_empty());
+        q.push_back(post(99));
+        assert_eq!(reqs(&q), vec![99]);
     }
 
     #[test]

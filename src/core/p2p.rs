@@ -235,13 +235,13 @@ impl Runtime {
         let Some(r) = self.reqs.get_mut(rid) else {
             return;
         };
-        r.done = true;
+        r.set_done(true);
         if r.extra.is_some() {
             unpack_on_completion(r);
         }
-        if r.user_freed || r.internal {
+        if r.user_freed() || r.internal() {
             let (parent, kind, status) = (r.parent, r.kind, r.status);
-            if r.internal {
+            if r.internal() {
                 self.bsend.release(rid);
             }
             self.reqs.free(rid);
@@ -281,7 +281,7 @@ impl Runtime {
         let sr = self.new_request(ReqKind::Send, s.comm)?;
         for id in [rr, sr] {
             let q = self.reqs.get_mut(id).unwrap();
-            q.internal = true;
+            q.set_internal(true);
             q.parent = parent;
         }
         self.start_recv(rr, r)?;
@@ -477,7 +477,7 @@ impl Runtime {
             unsafe { std::ptr::copy_nonoverlapping(a.buf, copy, a.bytes) };
         }
         let inner = self.new_request(ReqKind::Send, a.comm)?;
-        self.reqs.get_mut(inner).unwrap().internal = true;
+        self.reqs.get_mut(inner).unwrap().set_internal(true);
         self.bsend.insert(off, need, inner);
         // The user's request is complete: the data is in the attached buffer.
         self.complete(rid);
@@ -538,7 +538,7 @@ impl Runtime {
         if let Some(l) = layout {
             r.buf = buf;
             r.cap = span;
-            r.noncontig = true;
+            r.set_noncontig(true);
             r.extra().layout = Some(l);
             return;
         }
@@ -595,7 +595,7 @@ impl Runtime {
     fn finish_recv(&mut self, rid: u32, env: Envelope, data: &[u8], total: u64) {
         let r = self.reqs.get_mut(rid).expect("live receive request");
         let n = data.len().min(r.cap);
-        if r.noncontig {
+        if r.noncontig() {
             deliver_layout(r, 0, &data[..n]);
         } else {
             // SAFETY: the receive buffer holds `cap` ≥ n bytes; the regions are distinct (MPI
@@ -674,7 +674,7 @@ impl Runtime {
     ) {
         let token = self.reqs.token(rid);
         let r = self.reqs.get_mut(rid).expect("live receive request");
-        if nseg != 0 || r.noncontig {
+        if nseg != 0 || r.noncontig() {
             return self.recv_rendezvous_v(shm, rid, env, src_local, sreq, addr, total, nseg);
         }
         let n = (total as usize).min(r.cap);
@@ -944,7 +944,7 @@ impl Runtime {
                     // Copy straight from the cell into the user buffer.
                     let r = self.reqs.get_mut(p.req).expect("live receive request");
                     let n = data.len().min(r.cap);
-                    if r.noncontig {
+                    if r.noncontig() {
                         deliver_layout(r, 0, &data[..n]);
                     } else {
                         // SAFETY: receive buffer holds `cap` ≥ n bytes; the cell is ours.
@@ -1088,7 +1088,7 @@ impl Runtime {
                     let off = m.addr as usize;
                     if off < r.cap {
                         let n = data.len().min(r.cap - off);
-                        if r.noncontig {
+                        if r.noncontig() {
                             deliver_layout(r, off, &data[..n]);
                         } else {
                             // SAFETY: off + n ≤ cap, inside the receive buffer.
@@ -1233,7 +1233,7 @@ fn vectored_read(
     let (mut ri, mut roff) = (0usize, 0usize);
     let mut done = 0usize;
     while done < n {
-        let local = match (r.noncontig, layout) {
+        let local = match (r.noncontig(), layout) {
             (true, Some(l)) => l.segments(r.buf as usize, done, n, IOV_MAX).iov,
             _ => vec![(r.buf as usize + done, n - done)],
         };

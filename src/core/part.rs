@@ -230,7 +230,7 @@ impl Background for Handshake {
             if let Some(p) = part_of(rt, rid) {
                 p.failed = e.class();
             }
-            if rt.reqs.get(rid).is_some_and(|r| r.active && !r.done) {
+            if rt.reqs.get(rid).is_some_and(|r| r.active() && !r.done()) {
                 fail_round(rt, rid);
             }
             true
@@ -258,7 +258,7 @@ fn decode_words(data: &[u8]) -> Option<[u64; 5]> {
 fn send_ctrl(rt: &mut Runtime, comm: u32, dest: i32, tag: i32, words: [u64; 5]) -> MpiResult<()> {
     let sid = rt.new_request(ReqKind::Send, comm)?;
     let r = rt.reqs.get_mut(sid).unwrap();
-    r.internal = true;
+    r.set_internal(true);
     let e = r.extra();
     e.scratch = encode(words);
     let buf = e.scratch.as_ptr();
@@ -381,9 +381,9 @@ pub fn init(rt: &mut Runtime, a: PartArgs) -> MpiResult<u32> {
     };
     let token = rt.reqs.token(rid);
     let r = rt.reqs.get_mut(rid).unwrap();
-    r.persistent = true;
-    r.active = false;
-    r.done = true;
+    r.set_persistent(true);
+    r.set_active(false);
+    r.set_done(true);
     r.extra().part = Some(Box::new(p));
     if a.peer == MPI_PROC_NULL {
         return Ok(rid);
@@ -461,7 +461,7 @@ fn handshake_step(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
             first,
         });
     }
-    let active = rt.reqs.get(rid).is_some_and(|r| r.active && !r.done);
+    let active = rt.reqs.get(rid).is_some_and(|r| r.active() && !r.done());
     if active {
         begin_round(rt, rid)?;
     }
@@ -474,11 +474,11 @@ pub fn start(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
         return Ok(false);
     }
     let r = rt.reqs.get_mut(rid).unwrap();
-    if r.active {
+    if r.active() {
         return fail(MPI_ERR_REQUEST, "the partitioned request is already active");
     }
-    r.active = true;
-    r.done = false;
+    r.set_active(true);
+    r.set_done(false);
     r.status = Status::EMPTY;
     let p = part_of(rt, rid).unwrap();
     p.ready.fill(false);
@@ -548,7 +548,7 @@ fn begin_round(rt: &mut Runtime, rid: u32) -> MpiResult<()> {
         let q = rt.new_request(ReqKind::Recv, comm)?;
         let token = rt.reqs.token(q);
         let r = rt.reqs.get_mut(q).unwrap();
-        r.internal = true;
+        r.set_internal(true);
         r.parent = rid;
         if let Some(p) = part_of(rt, rid) {
             p.seg_tok[s] = token;
@@ -600,7 +600,7 @@ fn send_partition(rt: &mut Runtime, rid: u32, i: usize) -> MpiResult<()> {
         let q = rt.new_request(ReqKind::Send, comm)?;
         let token = rt.reqs.token(q);
         let r = rt.reqs.get_mut(q).unwrap();
-        r.internal = true;
+        r.set_internal(true);
         r.parent = rid;
         if let Some(p) = part_of(rt, rid) {
             p.seg_tok[s] = token;
@@ -717,7 +717,7 @@ fn finish_round(rt: &mut Runtime, rid: u32) -> MpiResult<()> {
 
 /// Checks that `rid` is an active partitioned request of the given side.
 fn active_part(rt: &mut Runtime, rid: u32, send: bool, what: &str) -> MpiResult<()> {
-    let active = rt.reqs.get(rid).is_some_and(|r| r.active);
+    let active = rt.reqs.get(rid).is_some_and(|r| r.active());
     let Some(p) = part_of(rt, rid) else {
         return fail(
             MPI_ERR_REQUEST,
@@ -778,7 +778,7 @@ pub fn parrived(rt: &mut Runtime, rid: u32, j: i64) -> MpiResult<bool> {
     active_part(rt, rid, false, "MPI_Parrived")?;
     let (active, done) = {
         let r = rt.reqs.get(rid).unwrap();
-        (r.active, r.done)
+        (r.active(), r.done())
     };
     let p = part_of(rt, rid).unwrap();
     if j < 0 || j as usize >= p.parts {
@@ -814,7 +814,7 @@ pub fn parrived(rt: &mut Runtime, rid: u32, j: i64) -> MpiResult<bool> {
 /// Whether `rid` is a partitioned request in a round that has not completed (freeing or
 /// cancelling it then is erroneous).
 pub fn busy(rt: &Runtime, rid: u32) -> bool {
-    is_part(rt, rid) && rt.reqs.get(rid).is_some_and(|r| r.active && !r.done)
+    is_part(rt, rid) && rt.reqs.get(rid).is_some_and(|r| r.active() && !r.done())
 }
 
 #[cfg(test)]

@@ -136,23 +136,33 @@ pub struct Extra {
     pub part: Option<Box<crate::core::part::Part>>,
 }
 
+/// Bits of [`Request::flags`].
+pub mod flag {
+    /// Completed (for persistent requests: the current activation completed).
+    pub const DONE: u8 = 1;
+    /// Freed by the user while active: release on completion.
+    pub const USER_FREED: u8 = 2;
+    /// Internal request (buffered-send copy, part of a compound): release on completion, no
+    /// user handle.
+    pub const INTERNAL: u8 = 4;
+    /// A persistent request (its arguments are in `extra`).
+    pub const PERSISTENT: u8 = 8;
+    /// Persistent request started and not yet completed by a wait or test (always set for
+    /// other requests).
+    pub const ACTIVE: u8 = 16;
+    /// The buffer is laid out by a derived datatype (in `extra.layout`); `cap` counts packed
+    /// bytes.
+    pub const NONCONTIG: u8 = 32;
+}
+
 /// One operation.
 #[derive(Debug)]
 pub struct Request {
     /// Kind.
     pub kind: ReqKind,
-    /// Completed (for persistent requests: the current activation completed).
-    pub done: bool,
-    /// Freed by the user while active: release on completion.
-    pub user_freed: bool,
-    /// Internal request (buffered-send copy, part of a compound): release on completion,
-    /// no user handle.
-    pub internal: bool,
-    /// A persistent request (its arguments are in `extra`).
-    pub persistent: bool,
-    /// Persistent request started and not yet completed by a wait or test (always true for
-    /// other requests).
-    pub active: bool,
+    /// State bits ([`flag`]), one byte so that the fast paths test them with one compare; read
+    /// and set through the accessors below.
+    pub flags: u8,
     /// Communicator index (its error handler handles this request's errors).
     pub comm: u32,
     /// For a part of a compound operation (`MPI_Isendrecv`): the request it belongs to, or
@@ -160,15 +170,42 @@ pub struct Request {
     pub parent: u32,
     /// Completion information.
     pub status: Status,
-    /// The buffer is laid out by a derived datatype (in `extra.layout`); `cap` counts packed
-    /// bytes.
-    pub noncontig: bool,
     /// Receive buffer (or, for a rendezvous send, the send buffer).
     pub buf: *mut u8,
     /// Receive buffer capacity in bytes (or the rendezvous send length).
     pub cap: usize,
     /// Rarely used state.
     pub extra: Option<Box<Extra>>,
+}
+
+macro_rules! flag_accessors {
+    ($($get:ident, $set:ident => $bit:path;)*) => {$(
+        #[doc = concat!("Whether [`", stringify!($bit), "`] is set.")]
+        #[inline(always)]
+        pub fn $get(&self) -> bool {
+            self.flags & $bit != 0
+        }
+        #[doc = concat!("Sets or clears [`", stringify!($bit), "`].")]
+        #[inline(always)]
+        pub fn $set(&mut self, on: bool) {
+            if on {
+                self.flags |= $bit;
+            } else {
+                self.flags &= !$bit;
+            }
+        }
+    )*};
+}
+
+impl Request {
+    flag_accessors! {
+        done, set_done => flag::DONE;
+        user_freed, set_user_freed => flag::USER_FREED;
+        internal, set_internal => flag::INTERNAL;
+        persistent, set_persistent => flag::PERSISTENT;
+        active, set_active => flag::ACTIVE;
+        noncontig, set_noncontig => flag::NONCONTIG;
+    }
 }
 
 /// `Request::parent` of a request that is not part of another.
@@ -186,15 +223,10 @@ impl Request {
     pub fn new(kind: ReqKind, comm: u32) -> Self {
         Request {
             kind,
-            done: false,
-            user_freed: false,
-            internal: false,
-            persistent: false,
-            active: true,
+            flags: flag::ACTIVE,
             comm,
             parent: NO_PARENT,
             status: Status::EMPTY,
-            noncontig: false,
             buf: std::ptr::null_mut(),
             cap: 0,
             extra: None,
@@ -204,7 +236,7 @@ impl Request {
     /// The shared complete send request stored at index [`DONE_SEND`].
     pub fn done_send() -> Self {
         Request {
-            done: true,
+            flags: flag::ACTIVE | flag::DONE,
             ..Request::new(ReqKind::Send, 0)
         }
     }
@@ -212,5 +244,28 @@ impl Request {
     /// The out-of-line state, created on first use.
     pub fn extra(&mut self) -> &mut Extra {
         self.extra.get_or_insert_with(Default::default)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_accessors_set_and_clear_one_bit() {
+        let mut r = Request::new(ReqKind::Recv, 0);
+        assert_eq!(r.flags, flag::ACTIVE);
+        assert!(r.active() && !r.done() && !r.persistent());
+        r.set_done(true);
+        r.set_user_freed(true);
+        r.set_internal(true);
+        r.set_persistent(true);
+        r.set_noncontig(true);
+        r.set_active(false);
+        assert!(r.done() && r.user_freed() && r.internal() && r.persistent() && r.noncontig());
+        assert!(!r.active());
+        r.set_done(false);
+        assert!(!r.done() && r.user_freed() && r.noncontig());
+        assert_eq!(Request::done_send().flags, flag::ACTIVE | flag::DONE);
     }
 }

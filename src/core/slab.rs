@@ -97,7 +97,9 @@ impl<T> Slab<T> {
     pub fn insert_handle(&mut self, value: T) -> Option<(u32, usize)> {
         if let Some(i) = self.free.pop() {
             let s = self.slots.get_mut(i as usize)?;
-            s.value = Some(value);
+            // A slot on the free list is empty: nothing to drop.
+            debug_assert!(s.value.is_none());
+            std::mem::forget(s.value.replace(value));
             let h = self.base | ((s.generation as usize) << 32) | ((i as usize + 1) << 12);
             return Some((i, h));
         }

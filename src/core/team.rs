@@ -168,7 +168,7 @@ pub fn post_recv(
 pub fn all_done(rt: &mut Runtime, rids: &[u32]) -> MpiResult<bool> {
     if !rids
         .iter()
-        .all(|&r| rt.reqs.get(r).map(|q| q.done).unwrap_or(true))
+        .all(|&r| rt.reqs.get(r).map(|q| q.done()).unwrap_or(true))
     {
         return Ok(false);
     }

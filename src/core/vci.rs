@@ -471,7 +471,7 @@ impl Matchers {
             }
         }
         a.matcher.unexpected = kept;
-        let mut kept = std::collections::VecDeque::new();
+        let mut kept = crate::core::matching::PostedQueue::default();
         for p in a.matcher.posted.drain(..) {
             if p.pattern.ctx / CONTEXTS_PER_ID == id {
                 b.matcher.posted.push_back(p);

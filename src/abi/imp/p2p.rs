@@ -2,7 +2,7 @@
 
 use super::util::{count, out};
 use crate::abi::consts::*;
-use crate::abi::entry::ErrObj;
+use crate::abi::entry::{self, Code, ErrObj};
 use crate::abi::types::*;
 use crate::core::datatype::{self, Layout, Resolved, TypeInfo};
 use crate::core::error::{fail, MpiError, MpiResult};
@@ -276,7 +276,7 @@ unsafe fn wait_free_into(rid: u32, status: *mut MPI_Status) -> MpiResult<Status>
     }
     let (st, comm) = runtime::wait_for(|rt| {
         let r = rt.reqs.get(rid).expect("live request");
-        if !r.done {
+        if !r.done() {
             return Ok(None);
         }
         let out = (r.status, r.comm);
@@ -345,7 +345,7 @@ unsafe fn set_request_index(request: *mut MPI_Request, rid: MpiResult<u32>) -> M
 /// `MPI_I{,s,r,b}send`: the fast path inline, the rest out of line.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn isend_entry(
+pub(crate) unsafe fn isend_entry(
     buf: *const c_void,
     n: i64,
     dt: MPI_Datatype,
@@ -388,16 +388,12 @@ unsafe fn isend_slow(
 }
 
 macro_rules! send_fns {
-    ($($blocking:ident, $nonblocking:ident, $blocking_c:ident, $nonblocking_c:ident => $mode:expr;)*) => {$(
+    ($($blocking:ident, $blocking_c:ident, $nonblocking_c:ident => $mode:expr;)*) => {$(
         pub(crate) unsafe fn $blocking(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<()> {
             send_blocking(buf, count as i64, datatype, dest, tag, comm, $mode)
         }
         pub(crate) unsafe fn $blocking_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<()> {
             send_blocking(buf, count, datatype, dest, tag, comm, $mode)
-        }
-        #[inline(always)]
-        pub(crate) unsafe fn $nonblocking(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
-            isend_entry(buf, count as i64, datatype, dest, tag, comm, $mode, request)
         }
         pub(crate) unsafe fn $nonblocking_c(buf: *const c_void, count: MPI_Count, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
             set_request(request, isend(buf, count, datatype, dest, tag, comm, $mode))
@@ -406,10 +402,86 @@ macro_rules! send_fns {
 }
 
 send_fns! {
-    MPI_Send, MPI_Isend, MPI_Send_c, MPI_Isend_c => SendMode::Standard;
-    MPI_Ssend, MPI_Issend, MPI_Ssend_c, MPI_Issend_c => SendMode::Sync;
-    MPI_Rsend, MPI_Irsend, MPI_Rsend_c, MPI_Irsend_c => SendMode::Ready;
-    MPI_Bsend, MPI_Ibsend, MPI_Bsend_c, MPI_Ibsend_c => SendMode::Buffered;
+    MPI_Send, MPI_Send_c, MPI_Isend_c => SendMode::Standard;
+    MPI_Ssend, MPI_Ssend_c, MPI_Issend_c => SendMode::Sync;
+    MPI_Rsend, MPI_Rsend_c, MPI_Irsend_c => SendMode::Ready;
+    MPI_Bsend, MPI_Bsend_c, MPI_Ibsend_c => SendMode::Buffered;
+}
+
+macro_rules! isend_fns {
+    ($($nonblocking:ident => $mode:expr;)*) => {$(
+        pub(crate) unsafe fn $nonblocking(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult<()> {
+            isend_slow(buf, count as i64, datatype, dest, tag, comm, $mode, request)
+        }
+    )*};
+}
+
+isend_fns! {
+    MPI_Issend => SendMode::Sync;
+    MPI_Irsend => SendMode::Ready;
+    MPI_Ibsend => SendMode::Buffered;
+}
+
+/// `MPI_Isend`: the fast path inline; everything else, and every error, in
+/// [`isend_slow_entry`], which the compiled entry point reaches by a jump.
+#[inline(always)]
+pub(crate) unsafe fn MPI_Isend(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Code {
+    if !request.is_null() {
+        // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract).
+        if let Some(h) = unsafe {
+            fastpath::isend(
+                buf as *const u8,
+                count as i64,
+                datatype as usize,
+                dest,
+                tag,
+                comm as usize,
+            )
+        } {
+            // SAFETY: a non-null request pointer points to the caller's request.
+            unsafe { *request = h as MPI_Request };
+            return Code(0);
+        }
+    }
+    // SAFETY: the caller's arguments, forwarded.
+    Code(unsafe { isend_slow_entry(buf, count, datatype, dest, tag, comm, request) })
+}
+
+/// `MPI_Isend` beyond the fast path, with its own error handling.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn isend_slow_entry(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    entry::call("MPI_Isend", ErrObj::Comm(comm as usize), || {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe {
+            isend_slow(
+                buf,
+                count as i64,
+                datatype,
+                dest,
+                tag,
+                comm,
+                SendMode::Standard,
+                request,
+            )
+        }
+    })
 }
 
 pub(crate) unsafe fn MPI_Recv(
@@ -436,8 +508,61 @@ pub(crate) unsafe fn MPI_Recv_c(
     recv_blocking(buf, count, datatype, source, tag, comm, status)
 }
 
+/// `MPI_Irecv`: the fast path inline; everything else, and every error, in
+/// [`irecv_slow_entry`], which the compiled entry point reaches by a jump.
 #[inline(always)]
 pub(crate) unsafe fn MPI_Irecv(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> Code {
+    // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract); the
+    // fast path stores the handle through the non-null request pointer.
+    if !request.is_null()
+        && unsafe {
+            fastpath::irecv_to(
+                buf as *mut u8,
+                count as i64,
+                datatype as usize,
+                source,
+                tag,
+                comm as usize,
+                request,
+            )
+        }
+        .is_some()
+    {
+        return Code(0);
+    }
+    // SAFETY: the caller's arguments, forwarded.
+    Code(unsafe { irecv_slow_entry(buf, count, datatype, source, tag, comm, request) })
+}
+
+/// `MPI_Irecv` beyond the fast path, with its own error handling.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn irecv_slow_entry(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    entry::call("MPI_Irecv", ErrObj::Comm(comm as usize), || {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { irecv_slow(buf, count as i64, datatype, source, tag, comm, request) }
+    })
+}
+
+/// `MPI_Irecv` as a part of another call (streams): fast path, then the general path.
+#[inline(always)]
+pub(crate) unsafe fn irecv_entry(
     buf: *mut c_void,
     count: c_int,
     datatype: MPI_Datatype,
@@ -765,7 +890,7 @@ pub(crate) unsafe fn MPI_Buffer_detach_c(
 #[inline]
 fn ready(rt: &Runtime, rid: u32) -> bool {
     let r = rt.reqs.get(rid).expect("live request");
-    r.done || !r.active
+    r.done() || !r.active()
 }
 
 /// Completes request `rid` for the user: returns its status, frees it (writing
@@ -777,11 +902,11 @@ fn finish(rt: &mut Runtime, rid: u32, slot: &mut MPI_Request) -> (Status, u32) {
         return (Status::EMPTY, 0);
     }
     let r = rt.reqs.get_mut(rid).expect("live request");
-    let st = if r.active { r.status } else { Status::EMPTY };
+    let st = if r.active() { r.status } else { Status::EMPTY };
     let comm = r.comm;
-    if r.persistent {
-        r.active = false;
-        r.done = true;
+    if r.persistent() {
+        r.set_active(false);
+        r.set_done(true);
     } else {
         rt.reqs.free(rid);
         *slot = MPI_REQUEST_NULL as MPI_Request;
@@ -913,25 +1038,42 @@ unsafe fn report_all(
     }
 }
 
+/// `MPI_Waitall`: the fast path inline; everything else, and every error, in
+/// [`waitall_slow_entry`], which the compiled entry point reaches by a jump.
 #[inline(always)]
 pub(crate) unsafe fn MPI_Waitall(
     count: c_int,
     array_of_requests: *mut MPI_Request,
     array_of_statuses: *mut MPI_Status,
-) -> MpiResult<()> {
+) -> Code {
     if count > 0 && !array_of_requests.is_null() {
         // SAFETY: the caller passes an array of `count` requests.
         let reqs = unsafe { std::slice::from_raw_parts_mut(array_of_requests, count as usize) };
         // SAFETY: the status array is null or has an entry per request.
         if unsafe { fastpath::complete_all(reqs, array_of_statuses) } {
-            return Ok(());
+            return Code(0);
         }
         // SAFETY: as above.
         if unsafe { fastpath::wait_all(reqs, array_of_statuses) } {
             return Ok(());
         }
     }
-    waitall_slow(count, array_of_requests, array_of_statuses)
+    // SAFETY: the caller's arguments, forwarded.
+    Code(unsafe { waitall_slow_entry(count, array_of_requests, array_of_statuses) })
+}
+
+/// `MPI_Waitall` beyond the fast path, with its own error handling.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn waitall_slow_entry(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    entry::call("MPI_Waitall", ErrObj::None, || {
+        // SAFETY: the caller's arguments, forwarded.
+        unsafe { waitall_slow(count, array_of_requests, array_of_statuses) }
+    })
 }
 
 /// `MPI_Waitall` beyond the fast path (and every error).
@@ -973,10 +1115,10 @@ unsafe fn complete_all(
         }
         let rid = request_index(rt, h)?;
         let r = rt.reqs.get(rid).unwrap();
-        if !r.active {
+        if !r.active() {
             continue;
         }
-        if !r.done {
+        if !r.done() {
             return Ok(None);
         }
         if r.status.error != MPI_SUCCESS && failed.is_none() {
@@ -1042,11 +1184,11 @@ fn any_pass(
     for (i, id) in ids.iter().enumerate() {
         let Some(r) = *id else { continue };
         let req = rt.reqs.get(r).unwrap();
-        if !req.active {
+        if !req.active() {
             continue;
         }
         active = true;
-        if req.done {
+        if req.done() {
             let (st, comm) = finish(rt, r, &mut reqs[i]);
             return Ok(Some(Some((i, st, comm))));
         }
@@ -1129,11 +1271,11 @@ fn some_pass(
     for (i, id) in ids.iter().enumerate() {
         let Some(r) = *id else { continue };
         let req = rt.reqs.get(r).unwrap();
-        if !req.active {
+        if !req.active() {
             continue;
         }
         active = true;
-        if req.done {
+        if req.done() {
             let (st, comm) = finish(rt, r, &mut reqs[i]);
             got.push((i, st, comm));
         }
@@ -1247,10 +1389,10 @@ pub(crate) unsafe fn MPI_Request_get_status(
             rt.progress()?;
         }
         let r = rt.reqs.get(rid).unwrap();
-        Ok(if !r.active {
+        Ok(if !r.active() {
             Some(Status::EMPTY)
         } else {
-            r.done.then_some(r.status)
+            r.done().then_some(r.status)
         })
     })?;
     match st {
@@ -1279,10 +1421,10 @@ pub(crate) unsafe fn MPI_Request_free(request: *mut MPI_Request) -> MpiResult<()
         let r = rt.reqs.get_mut(rid).unwrap();
         if rid == DONE_SEND {
             // The shared complete send request stays.
-        } else if r.done || !r.active {
+        } else if r.done() || !r.active() {
             rt.reqs.remove(rid);
         } else {
-            r.user_freed = true;
+            r.set_user_freed(true);
         }
         Ok(())
     })?;
@@ -1302,7 +1444,7 @@ pub(crate) unsafe fn MPI_Cancel(request: *mut MPI_Request) -> MpiResult<()> {
         }
         let r = rt.reqs.get(rid).unwrap();
         if r.kind == ReqKind::Recv
-            && !r.done
+            && !r.done()
             && rt
                 .matchers
                 .of_vci(crate::core::vci::vci_of_rid(rid))
@@ -1712,10 +1854,10 @@ unsafe fn persistent_init(
     let h = runtime::with(|rt| {
         let rid = rt.new_request(kind, op.comm)?;
         let r = rt.reqs.get_mut(rid).unwrap();
-        r.persistent = true;
+        r.set_persistent(true);
         r.extra().persistent = Some(op);
-        r.active = false;
-        r.done = true;
+        r.set_active(false);
+        r.set_done(true);
         Ok(rt.reqs.handle(rid))
     })?;
     *slot = h as MPI_Request;
@@ -1843,11 +1985,11 @@ fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
     let Some(op) = r.extra.as_ref().and_then(|e| e.persistent.clone()) else {
         return fail(MPI_ERR_REQUEST, "MPI_Start needs a persistent request");
     };
-    if r.active {
+    if r.active() {
         return fail(MPI_ERR_REQUEST, "the persistent request is already active");
     }
-    r.active = true;
-    r.done = false;
+    r.set_active(true);
+    r.set_done(false);
     r.status = Status::EMPTY;
     match op.send {
         Some(mode) => rt.start_send(
@@ -2091,10 +2233,10 @@ fn peek_status(rt: &Runtime, h: MPI_Request) -> MpiResult<Option<Status>> {
     }
     let rid = request_index(rt, h)?;
     let r = rt.reqs.get(rid).unwrap();
-    Ok(if !r.active {
+    Ok(if !r.active() {
         Some(Status::EMPTY)
     } else {
-        r.done.then_some(r.status)
+        r.done().then_some(r.status)
     })
 }
 
@@ -2117,7 +2259,7 @@ pub(crate) unsafe fn MPI_Request_get_status_any(
                     .reqs
                     .decode(h as usize)
                     .and_then(|r| rt.reqs.get(r))
-                    .is_some_and(|r| r.active)
+                    .is_some_and(|r| r.active())
             {
                 continue;
             }
@@ -2197,7 +2339,7 @@ pub(crate) unsafe fn MPI_Request_get_status_some(
                     .reqs
                     .decode(h as usize)
                     .and_then(|r| rt.reqs.get(r))
-                    .is_some_and(|r| r.active)
+                    .is_some_and(|r| r.active())
             {
                 continue;
             }

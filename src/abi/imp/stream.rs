@@ -6,6 +6,7 @@ use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiResult};
+use crate::core::request::SendMode;
 use crate::core::stream;
 use core::ffi::{c_int, c_void};
 
@@ -104,7 +105,18 @@ pub(crate) unsafe fn MPIX_Stream_isend(
         dest_stream_index,
     )?;
     // SAFETY: the caller's arguments, as for MPI_Isend.
-    unsafe { super::MPI_Isend(buf, count, datatype, dest, tag, c as MPI_Comm, request) }
+    unsafe {
+        super::p2p::isend_entry(
+            buf,
+            count as i64,
+            datatype,
+            dest,
+            tag,
+            c as MPI_Comm,
+            SendMode::Standard,
+            request,
+        )
+    }
 }
 
 pub(crate) unsafe fn MPIX_Stream_recv(
@@ -148,5 +160,5 @@ pub(crate) unsafe fn MPIX_Stream_irecv(
         dest_stream_index,
     )?;
     // SAFETY: the caller's arguments, as for MPI_Irecv.
-    unsafe { super::MPI_Irecv(buf, count, datatype, source, tag, c as MPI_Comm, request) }
+    unsafe { super::p2p::irecv_entry(buf, count, datatype, source, tag, c as MPI_Comm, request) }
 }
