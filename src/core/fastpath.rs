@@ -151,7 +151,7 @@ fn isend_in<const LOCKED: bool>(
         tag,
     };
     if dest != c.rank {
-        return send_to_peer(s, &c, dest, env, buf, bytes, pool, locked);
+        return send_to_peer(s, &c, dest, env, buf, bytes, pool, LOCKED);
     }
     send_to_self(s, v, pool.eager_max, env, buf, bytes)
 }
@@ -557,8 +557,11 @@ fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, lane: usize, locked: bo
             };
             match at {
                 Some(i) => {
-                    let rid = s.matcher.posted[i].req;
-                    let Some(r) = plain_posted(s, v, rid) else {
+                    let Some(rid) = s.matcher.posted.get(i).map(|p| p.req) else {
+                        e.unpoll(m);
+                        return Polled::Bail;
+                    };
+                    let Some(r) = plain_posted(&mut s.reqs, v, rid) else {
                         e.unpoll(m);
                         return Polled::Bail;
                     };
@@ -635,7 +638,7 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                 let Some(r) = s.reqs.decode(h as usize).and_then(|i| s.reqs.get(i)) else {
                     return false;
                 };
-                if r.done {
+                if r.done() {
                     next += 1;
                 } else if plain_recv(r) {
                     // Its message arrives on the lane of its communicator.

@@ -1055,7 +1055,7 @@ pub(crate) unsafe fn MPI_Waitall(
         }
         // SAFETY: as above.
         if unsafe { fastpath::wait_all(reqs, array_of_statuses) } {
-            return Ok(());
+            return Code(0);
         }
     }
     // SAFETY: the caller's arguments, forwarded.
