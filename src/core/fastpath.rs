@@ -173,16 +173,22 @@ fn send_to_peer(
     if bytes > pool.eager_max || !(0..c.size).contains(&dest) {
         return None;
     }
-    let local = *s.peer_tables.get(c.peers as usize)?.as_ref()?.get(dest as usize)?;
+    let local = *s
+        .peer_tables
+        .get(c.peers as usize)?
+        .as_ref()?
+        .get(dest as usize)?;
     if local == vci::NOT_LOCAL {
         return None;
     }
     // SAFETY: the caller holds the VCI's lock (MULTIPLE) or is the only thread in MPI, and is
     // not inside the slow path.
     let sent = unsafe {
-        engine_ref::with_engine(engine_ref::lane_of(env.ctx), locked && pool.len() > 1, |e| {
-            e.send_eager_now(local, env, buf, bytes)
-        })
+        engine_ref::with_engine(
+            engine_ref::lane_of(env.ctx),
+            locked && pool.len() > 1,
+            |e| e.send_eager_now(local, env, buf, bytes),
+        )
     }?;
     sent.then_some(DONE_SEND_HANDLE)
 }
@@ -553,7 +559,11 @@ fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, lane: usize, locked: bo
             let at = match s.matcher.posted.front() {
                 None => None,
                 Some(p) if p.pattern.accepts(&m.env) => Some(0),
-                Some(_) => s.matcher.posted.iter().position(|p| p.pattern.accepts(&m.env)),
+                Some(_) => s
+                    .matcher
+                    .posted
+                    .iter()
+                    .position(|p| p.pattern.accepts(&m.env)),
             };
             match at {
                 Some(i) => {
@@ -705,8 +715,8 @@ impl runtime::Runtime {
             peers: vci::NO_PEERS,
         };
         // Sends to other ranks need their node-local ranks and one wire context for all.
-        let peers = (self.shm.is_some() && c.endpoints.is_none() && c.size <= MAX_PEER_TABLE)
-            .then(|| {
+        let peers =
+            (self.shm.is_some() && c.endpoints.is_none() && c.size <= MAX_PEER_TABLE).then(|| {
                 (0..c.size)
                     .map(|r| match c.world_rank(r) {
                         w if w as i32 == self.world_rank => vci::NOT_LOCAL,

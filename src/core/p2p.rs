@@ -13,8 +13,8 @@ use crate::core::error::{fail, MpiResult};
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected, RTS_STREAM};
 use crate::core::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
 use crate::core::runtime::Runtime;
-use crate::transport::shm::segment::CellKind;
 use crate::transport::shm::engine_ref::{self, EngineBox};
+use crate::transport::shm::segment::CellKind;
 use crate::transport::shm::{Incoming, Outgoing, ShmEngine};
 
 /// Cells handled per progress call before returning to the caller.
@@ -395,7 +395,11 @@ impl Runtime {
         let dest = self.local_of_world[world as usize];
         let token = self.reqs.token(rid);
         let iov_min = self.dt_iov_min;
-        let shm = lane_in(&mut self.shm, &mut self.shm_lanes, engine_ref::lane_of(env.ctx));
+        let shm = lane_in(
+            &mut self.shm,
+            &mut self.shm_lanes,
+            engine_ref::lane_of(env.ctx),
+        );
         let vectored = shm.cma_enabled() && l.avg_segment() >= iov_min;
         let r = self.reqs.get_mut(rid).unwrap();
         r.buf = a.buf as *mut u8;

@@ -979,7 +979,11 @@ mod tests {
     #[test]
     fn fast_sends_and_given_back_messages_keep_order() {
         let (mut a, mut b) = pair();
-        let env = |tag| Envelope { ctx: 0, src: 0, tag };
+        let env = |tag| Envelope {
+            ctx: 0,
+            src: 0,
+            tag,
+        };
         let small = [3u8; 8];
         let big = vec![4u8; 2000];
         let mut done = Vec::new();
