@@ -18,6 +18,7 @@ use crate::abi::consts::*;
 use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
+use crate::core::lockq;
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
 use crate::core::request::{flag, ReqKind, Request, Status, NO_PARENT};
 use crate::core::runtime;
@@ -62,7 +63,7 @@ fn contiguous_bytes(buf: *const u8, count: i64, dt: usize) -> Option<usize> {
 
 /// A receive request the fast paths may complete on their own.
 #[inline(always)]
-fn plain_recv(r: &Request) -> bool {
+pub(crate) fn plain_recv(r: &Request) -> bool {
     // Active, and not done, persistent, freed, internal or noncontiguous.
     // A part of a compound operation (with a parent) is always internal.
     debug_assert!(r.internal() || r.parent == NO_PARENT);
@@ -71,7 +72,7 @@ fn plain_recv(r: &Request) -> bool {
 
 /// Copies a message into a plain receive request and completes it.
 #[inline(always)]
-fn deliver(r: &mut Request, env: &Envelope, data: *const u8, bytes: usize) {
+pub(crate) fn deliver(r: &mut Request, env: &Envelope, data: *const u8, bytes: usize) {
     let n = bytes.min(r.cap);
     // SAFETY: the receive buffer holds `cap` >= n bytes and the message `bytes` >= n; MPI
     // forbids overlapping send and receive buffers.
@@ -139,7 +140,15 @@ fn isend_in<const LOCKED: bool>(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = VciGuard::enter(pool, v, LOCKED);
+    let mut g = if LOCKED && lockq::on() {
+        match lockq::enter_isend(pool, v, comm, dest, tag, buf, bytes) {
+            lockq::Entry::Locked(g) => g,
+            lockq::Entry::Done(h) => return Some(h),
+            lockq::Entry::Slow => return None,
+        }
+    } else {
+        VciGuard::enter(pool, v, LOCKED)
+    };
     let s = g.state();
     let c = s.comm_mru(comm)?;
     if dest == MPI_PROC_NULL {
@@ -339,7 +348,16 @@ unsafe fn irecv_in<const LOCKED: bool>(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = VciGuard::enter(pool, v, LOCKED);
+    let mut g = if LOCKED && lockq::on() {
+        match lockq::enter_irecv(pool, v, comm, src, tag, buf, bytes, dt) {
+            lockq::Entry::Locked(g) => g,
+            // SAFETY: `out` is null or points to a request handle (caller's contract).
+            lockq::Entry::Done(started) => return unsafe { put(Some(started), out) },
+            lockq::Entry::Slow => return None,
+        }
+    } else {
+        VciGuard::enter(pool, v, LOCKED)
+    };
     let s = g.state();
     let c = s.comm_mru(comm)?;
     if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
@@ -471,7 +489,14 @@ unsafe fn complete_all_in<const LOCKED: bool>(
     if v >= pool.len() {
         return false;
     }
-    let mut g = VciGuard::enter(pool, v, LOCKED);
+    let mut g = if LOCKED && lockq::on() {
+        match lockq::enter(pool, v) {
+            Some(g) => g,
+            None => return false,
+        }
+    } else {
+        VciGuard::enter(pool, v, LOCKED)
+    };
     let s = g.state();
     // Indices decoded by the first pass (arrays up to KEEP requests; longer ones decode
     // again).

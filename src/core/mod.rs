@@ -12,6 +12,7 @@ pub mod fastpath;
 pub mod group;
 pub mod hwtopo;
 pub mod info;
+pub mod lockq;
 pub mod matching;
 pub mod op;
 pub mod p2p;

@@ -174,7 +174,12 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
     // SAFETY: READY means the runtime exists and the application calls MPI from one thread
     // at a time (thread level below MULTIPLE); READY_LOCKED means the lock is now held. Either
     // way this is the only reference to the runtime.
-    f(unsafe { &mut **G.rt.get() })
+    let rt = unsafe { &mut **G.rt.get() };
+    if crate::core::lockq::on() {
+        // Every VCI lock is held: run the operations queued by threads that missed one first.
+        crate::core::lockq::drain_all(rt);
+    }
+    f(rt)
 }
 
 /// Like [`with`], for error routing: never blocks on a lock held by a waiting thread for long
@@ -436,6 +441,9 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         vci::default_count(thread_level == MPI_THREAD_MULTIPLE),
         eager_max,
     );
+    if thread_level == MPI_THREAD_MULTIPLE && vci::thread_model() == vci::ThreadModel::Lockq {
+        crate::core::lockq::install(pool.len());
+    }
     Ok(Box::new(Runtime {
         world_rank: rank,
         world_size: size,
@@ -511,8 +519,12 @@ pub fn finalize() -> MpiResult<()> {
     let rt = unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
     if crate::platform::config::int("HYMPI_STATS") != 0 {
         eprintln!("{}", crate::core::steal::stats_line(rt.world_rank));
+        if crate::core::lockq::on() {
+            eprintln!("{}", crate::core::lockq::stats_line(rt.world_rank));
+        }
     }
     drop(rt);
+    crate::core::lockq::clear();
     if let Some(p) = vci::pool() {
         p.clear();
     }

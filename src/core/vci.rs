@@ -251,6 +251,16 @@ impl<'a> VciGuard<'a> {
         VciGuard { slot, locked }
     }
 
+    /// Enters VCI `v` under its lock if the lock is free now (the `lockq` model's try-lock).
+    #[inline(always)]
+    pub fn try_enter(pool: &'a Pool, v: usize) -> Option<Self> {
+        let slot = &pool.slots[v];
+        // `then`, not `then_some`: a guard built for a failed try would unlock on drop.
+        slot.lock
+            .try_lock()
+            .then(|| VciGuard { slot, locked: true })
+    }
+
     /// The VCI's state.
     #[inline(always)]
     pub fn state(&mut self) -> &mut VciState {
@@ -448,6 +458,9 @@ impl Matchers {
                 },
             };
             s.comms.push(c);
+            if crate::core::lockq::on() {
+                crate::core::lockq::publish(&c);
+            }
         }
         if let Some(h) = COMM_VCI.get(c.idx as usize) {
             h.store(v as u8 + 1, Ordering::Relaxed);
@@ -487,6 +500,7 @@ impl Matchers {
         if let Some(h) = COMM_VCI.get(idx as usize) {
             h.store(0, Ordering::Relaxed);
         }
+        crate::core::lockq::retract(idx);
         for v in 0..self.pool.len() {
             // SAFETY: as in `of_ctx`.
             let s = unsafe { self.pool.state(v) };
@@ -511,10 +525,13 @@ pub enum ThreadModel {
     Global,
     /// A lock per VCI (the default).
     Vci,
+    /// A lock per VCI, tried; a nonblocking call that misses it queues its operation for the
+    /// lock holder (`crate::core::lockq`).
+    Lockq,
 }
 
-/// The model chosen by `HYMPI_THREAD_MODEL` (`global` or `vci`); the models not implemented
-/// yet (`lockq`, `csync`, `offload`) and unknown names fall back to `vci` with a warning.
+/// The model chosen by `HYMPI_THREAD_MODEL` (`global`, `vci` or `lockq`); the models not
+/// implemented yet (`csync`, `offload`) and unknown names fall back to `vci` with a warning.
 pub fn thread_model() -> ThreadModel {
     static M: std::sync::OnceLock<ThreadModel> = std::sync::OnceLock::new();
     *M.get_or_init(|| {
@@ -522,9 +539,10 @@ pub fn thread_model() -> ThreadModel {
         match name.trim() {
             "global" => ThreadModel::Global,
             "vci" | "" => ThreadModel::Vci,
+            "lockq" => ThreadModel::Lockq,
             other => {
                 eprintln!(
-                    "hympi: HYMPI_THREAD_MODEL={other} is not available (implemented: global, vci); using vci"
+                    "hympi: HYMPI_THREAD_MODEL={other} is not available (implemented: global, vci, lockq); using vci"
                 );
                 ThreadModel::Vci
             }
