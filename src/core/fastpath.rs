@@ -660,7 +660,15 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     let mut backoff = Backoff::new();
     loop {
         let step = {
-            let mut g = VciGuard::enter(pool, v, locked);
+            // Under lockq, taking the lock runs the queued operations first.
+            let mut g = if locked && lockq::on() {
+                match lockq::enter(pool, v) {
+                    Some(g) => g,
+                    None => return false,
+                }
+            } else {
+                VciGuard::enter(pool, v, locked)
+            };
             let s = g.state();
             while let Some(&h) = reqs.get(next) {
                 if special(h) {
