@@ -937,6 +937,7 @@ mod tests {
             ctx: 40,
             rank: 2,
             size: 5,
+            peers: crate::core::vci::NO_PEERS,
         };
         publish(&c);
         let got = facts(c.handle).unwrap();
