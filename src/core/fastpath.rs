@@ -24,6 +24,9 @@ use crate::core::request::{flag, ReqKind, Request, Status, NO_PARENT};
 use crate::core::runtime;
 use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Pool, VciGuard, VciState, RID_VCI_SHIFT};
+use crate::platform::wait::Backoff;
+use crate::transport::shm::engine_ref;
+use crate::transport::shm::segment::CellKind;
 
 /// The handle of the shared complete send request (`request::DONE_SEND`: VCI 0, index 0,
 /// generation 1).
@@ -151,15 +154,52 @@ fn isend_in<const LOCKED: bool>(
     if dest == MPI_PROC_NULL {
         return Some(DONE_SEND_HANDLE);
     }
-    if dest != c.rank {
-        return None;
-    }
     let env = Envelope {
         ctx: c.ctx,
         src: c.rank,
         tag,
     };
+    if dest != c.rank {
+        return send_to_peer(s, &c, dest, env, buf, bytes, pool, LOCKED);
+    }
     send_to_self(s, v, pool.eager_max, env, buf, bytes)
+}
+
+/// A standard-mode eager send to a node peer: out through the pair's fastbox or a free cell
+/// when nothing is queued before it (then the send is complete).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn send_to_peer(
+    s: &VciState,
+    c: &vci::FastComm,
+    dest: i32,
+    env: Envelope,
+    buf: *const u8,
+    bytes: usize,
+    pool: &Pool,
+    locked: bool,
+) -> Option<usize> {
+    if bytes > pool.eager_max || !(0..c.size).contains(&dest) {
+        return None;
+    }
+    let local = *s
+        .peer_tables
+        .get(c.peers as usize)?
+        .as_ref()?
+        .get(dest as usize)?;
+    if local == vci::NOT_LOCAL {
+        return None;
+    }
+    // SAFETY: the caller holds the VCI's lock (MULTIPLE) or is the only thread in MPI, and is
+    // not inside the slow path.
+    let sent = unsafe {
+        engine_ref::with_engine(
+            engine_ref::lane_of(env.ctx),
+            locked && pool.len() > 1,
+            |e| e.send_eager_now(local, env, buf, bytes),
+        )
+    }?;
+    sent.then_some(DONE_SEND_HANDLE)
 }
 
 #[inline(always)]
@@ -508,6 +548,174 @@ unsafe fn complete_all_in<const LOCKED: bool>(
     true
 }
 
+/// What one fast progress step on a VCI did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Polled {
+    /// Nothing arrived.
+    Nothing,
+    /// An eager message was matched or queued as unexpected.
+    Handled,
+    /// Something the general progress engine must handle is waiting.
+    Bail,
+}
+
+/// One fast progress step of lane `lane` of the node transport on VCI `v`: takes the lane's
+/// next incoming message and, when it is a standard eager message for a communicator of this
+/// VCI, matches it to a
+/// plain posted receive (copying it into place) or queues it as unexpected. Anything else
+/// (other kinds, other VCIs, receives needing the slow path, queued outgoing items) is left
+/// in place for the general progress engine.
+#[inline]
+fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, lane: usize, locked: bool) -> Polled {
+    // SAFETY: the caller holds VCI `v`'s guard (lock under MULTIPLE, or is the only thread in
+    // MPI) and is not inside the slow path.
+    let polled = unsafe {
+        engine_ref::with_engine(lane, locked && pool.len() > 1, |e| {
+            if e.has_outgoing() {
+                return Polled::Bail;
+            }
+            let Some(m) = e.poll() else {
+                return Polled::Nothing;
+            };
+            if m.kind != CellKind::Eager || pool.vci_of_ctx(m.env.ctx) != v {
+                e.unpoll(m);
+                return Polled::Bail;
+            }
+            let at = match s.matcher.posted.front() {
+                None => None,
+                Some(p) if p.pattern.accepts(&m.env) => Some(0),
+                Some(_) => s
+                    .matcher
+                    .posted
+                    .iter()
+                    .position(|p| p.pattern.accepts(&m.env)),
+            };
+            match at {
+                Some(i) => {
+                    let Some(rid) = s.matcher.posted.get(i).map(|p| p.req) else {
+                        e.unpoll(m);
+                        return Polled::Bail;
+                    };
+                    let Some(r) = plain_posted(&mut s.reqs, v, rid) else {
+                        e.unpoll(m);
+                        return Polled::Bail;
+                    };
+                    let data = e.payload(&m);
+                    deliver(r, &m.env, data.as_ptr(), data.len());
+                    e.release(m.cell);
+                    if i == 0 {
+                        s.matcher.posted.pop_front();
+                    } else {
+                        s.matcher.posted.remove(i);
+                    }
+                }
+                None => {
+                    let data = e.payload(&m).to_vec();
+                    e.release(m.cell);
+                    s.matcher.unexpected.push_back(Unexpected {
+                        env: m.env,
+                        payload: Payload::Eager { data, ack: None },
+                    });
+                }
+            }
+            Polled::Handled
+        })
+    };
+    polled.unwrap_or(Polled::Bail)
+}
+
+/// Idle fast polls between two rounds of the general progress engine while a fast wait
+/// spins (nonblocking collectives, rendezvous and queued sends keep moving).
+const SLOW_ROUND_EVERY: u32 = 64;
+
+/// `MPI_Waitall` / `MPI_Wait` fast path for requests of one VCI that complete through
+/// standard eager messages from node peers (or are complete already): progresses the node
+/// transport on that VCI until every request is complete, then finishes them like
+/// [`complete_all`]. Returns false, leaving the requests to the slow path, as soon as a
+/// request or an incoming message needs more than that.
+///
+/// # Safety
+/// `statuses` is null or has `reqs.len()` entries.
+#[inline(never)]
+pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> bool {
+    let Some(locked) = runtime::fast_access() else {
+        return false;
+    };
+    let Some(pool) = vci::pool() else {
+        return false;
+    };
+    let special = |h: MPI_Request| h as usize == MPI_REQUEST_NULL || h as usize == DONE_SEND_HANDLE;
+    let Some(first) = reqs.iter().find(|&&h| !special(h)) else {
+        // SAFETY: forwarded from the caller.
+        return unsafe { complete_all(reqs, statuses) };
+    };
+    let v = Slab::<Request>::tag_of(*first as usize);
+    if v >= pool.len() {
+        return false;
+    }
+    // Requests before `next` are known complete.
+    let mut next = 0;
+    let mut lane = 0;
+    let mut idle = 0u32;
+    let mut backoff = Backoff::new();
+    loop {
+        let step = {
+            // Under lockq, taking the lock runs the queued operations first.
+            let mut g = if locked && lockq::on() {
+                match lockq::enter(pool, v) {
+                    Some(g) => g,
+                    None => return false,
+                }
+            } else {
+                VciGuard::enter(pool, v, locked)
+            };
+            let s = g.state();
+            while let Some(&h) = reqs.get(next) {
+                if special(h) {
+                    next += 1;
+                    continue;
+                }
+                if Slab::<Request>::tag_of(h as usize) != v {
+                    return false;
+                }
+                let Some(r) = s.reqs.decode(h as usize).and_then(|i| s.reqs.get(i)) else {
+                    return false;
+                };
+                if r.done() {
+                    next += 1;
+                } else if plain_recv(r) {
+                    // Its message arrives on the lane of its communicator.
+                    let comm = r.comm;
+                    let Some(c) = s.comms.iter().find(|c| c.idx == comm) else {
+                        return false;
+                    };
+                    lane = engine_ref::lane_of(c.ctx);
+                    break;
+                } else {
+                    return false;
+                }
+            }
+            (next < reqs.len()).then(|| progress_vci(s, pool, v, lane, locked))
+        };
+        match step {
+            // SAFETY: forwarded from the caller.
+            None => return unsafe { complete_all(reqs, statuses) },
+            Some(Polled::Bail) => return false,
+            Some(Polled::Handled) => {
+                idle = 0;
+                backoff.reset();
+            }
+            Some(Polled::Nothing) => {
+                idle += 1;
+                if idle % SLOW_ROUND_EVERY == 0 && runtime::with(|rt| rt.progress()).is_err() {
+                    return false;
+                }
+                backoff.idle();
+            }
+        }
+    }
+}
+
 #[inline(always)]
 unsafe fn write_status(statuses: *mut MPI_Status, i: usize, st: &Status) {
     if statuses.is_null() {
@@ -528,7 +736,7 @@ impl runtime::Runtime {
         let Some(c) = self.comms.get(idx) else {
             return;
         };
-        if c.remote.is_some() {
+        if c.remote.is_some() || self.matchers.knows_comm(handle, c.ctx) {
             return;
         }
         let fc = vci::FastComm {
@@ -537,10 +745,24 @@ impl runtime::Runtime {
             ctx: c.ctx,
             rank: c.rank,
             size: c.size,
+            peers: vci::NO_PEERS,
         };
-        self.matchers.remember_comm(fc);
+        // Sends to other ranks need their node-local ranks and one wire context for all.
+        let peers =
+            (self.shm.is_some() && c.endpoints.is_none() && c.size <= MAX_PEER_TABLE).then(|| {
+                (0..c.size)
+                    .map(|r| match c.world_rank(r) {
+                        w if w as i32 == self.world_rank => vci::NOT_LOCAL,
+                        w => self.local_of_world[w as usize],
+                    })
+                    .collect()
+            });
+        self.matchers.remember_comm(fc, peers);
     }
 }
+
+/// Largest communicator given a peer table (4 bytes per rank per communicator).
+const MAX_PEER_TABLE: i32 = 1 << 16;
 
 #[cfg(all(test, not(loom)))]
 mod tests {

@@ -498,6 +498,8 @@ fn facts(handle: usize) -> Option<FastComm> {
         ctx: f.ctx.load(StdOrdering::Relaxed),
         rank: f.rank.load(StdOrdering::Relaxed),
         size: f.size.load(StdOrdering::Relaxed),
+        // Queued operations reach oneself only; peers go through the lock.
+        peers: crate::core::vci::NO_PEERS,
     };
     fence(StdOrdering::Acquire);
     (f.seq.load(StdOrdering::Relaxed) == s1 && c.handle == handle).then_some(c)
@@ -935,6 +937,7 @@ mod tests {
             ctx: 40,
             rank: 2,
             size: 5,
+            peers: crate::core::vci::NO_PEERS,
         };
         publish(&c);
         let got = facts(c.handle).unwrap();

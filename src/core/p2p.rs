@@ -13,6 +13,7 @@ use crate::core::error::{fail, MpiResult};
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected, RTS_STREAM};
 use crate::core::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
 use crate::core::runtime::Runtime;
+use crate::transport::shm::engine_ref::{self, EngineBox};
 use crate::transport::shm::segment::CellKind;
 use crate::transport::shm::{Incoming, Outgoing, ShmEngine};
 
@@ -327,6 +328,7 @@ impl Runtime {
         }
         let dest = self.local_of_world[world as usize];
         let token = self.reqs.token(rid);
+        let lane = engine_ref::lane_of(env.ctx);
         let eager = a.bytes <= self.eager_max;
         let kind = match (eager, a.mode) {
             (true, SendMode::Sync) => CellKind::EagerSync,
@@ -339,10 +341,7 @@ impl Runtime {
             r.buf = a.buf as *mut u8;
             r.cap = a.bytes;
         }
-        let shm = self
-            .shm
-            .as_mut()
-            .expect("node transport present when peers exist");
+        let shm = self.lane(lane);
         let sent = shm.send_or_queue(Outgoing::Msg {
             dest,
             kind,
@@ -396,7 +395,11 @@ impl Runtime {
         let dest = self.local_of_world[world as usize];
         let token = self.reqs.token(rid);
         let iov_min = self.dt_iov_min;
-        let shm = self.shm.as_mut().expect("node transport");
+        let shm = lane_in(
+            &mut self.shm,
+            &mut self.shm_lanes,
+            engine_ref::lane_of(env.ctx),
+        );
         let vectored = shm.cma_enabled() && l.avg_segment() >= iov_min;
         let r = self.reqs.get_mut(rid).unwrap();
         r.buf = a.buf as *mut u8;
@@ -887,7 +890,33 @@ impl Runtime {
         };
         let r = self.progress_with(&mut shm);
         self.shm = Some(shm);
-        r.map(|p| p || background)
+        let lanes = if self.shm_lanes.is_empty() {
+            Ok(false)
+        } else {
+            self.progress_lanes()
+        };
+        Ok(r? | lanes? | background)
+    }
+
+    /// Lane `lane` of the node transport (which exists: this process has node peers).
+    #[inline(always)]
+    fn lane(&mut self, lane: usize) -> &mut ShmEngine {
+        lane_in(&mut self.shm, &mut self.shm_lanes, lane)
+    }
+
+    /// Progresses the node transport's lanes other than lane 0.
+    pub fn progress_lanes(&mut self) -> MpiResult<bool> {
+        let mut did = false;
+        for i in 0..self.shm_lanes.len() {
+            // Taken out while progressing (handlers reach `self`), as lane 0 is.
+            let Some(mut lane) = self.shm_lanes[i].take() else {
+                continue;
+            };
+            let r = self.progress_with(&mut lane);
+            self.shm_lanes[i] = Some(lane);
+            did |= r?;
+        }
+        Ok(did)
     }
 
     /// [`Runtime::progress`] with the transport already taken out of `self`.
@@ -1302,4 +1331,19 @@ pub unsafe fn unpack_from(dst: *mut u8, unit: TypeInfo, data: &[u8]) {
             std::ptr::copy_nonoverlapping(chunk.as_ptr().add(h), el.add(tail_at), chunk.len() - h);
         }
     }
+}
+
+/// Lane `lane` of a node transport given as the runtime's two fields (so that other fields
+/// stay borrowable).
+#[inline(always)]
+fn lane_in<'a>(
+    shm: &'a mut Option<EngineBox>,
+    lanes: &'a mut [Option<EngineBox>],
+    lane: usize,
+) -> &'a mut ShmEngine {
+    match lane {
+        0 => shm.as_mut(),
+        l => lanes[l - 1].as_mut(),
+    }
+    .expect("node transport lane present (not being progressed)")
 }

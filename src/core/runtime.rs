@@ -23,6 +23,7 @@ use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Matchers, Pool, Requests};
 use crate::platform::bootstrap::{self, Bootstrap};
 use crate::platform::{config, wait};
+use crate::transport::shm::engine_ref::{self, EngineBox};
 use crate::transport::shm::ShmEngine;
 use parking_lot::lock_api::RawMutex as _;
 use parking_lot::{Mutex, RawMutex};
@@ -49,8 +50,10 @@ pub struct Runtime {
     pub matchers: Matchers,
     /// The VCIs.
     pub vcis: &'static Pool,
-    /// Node-local transport (absent when alone on the node).
-    pub shm: Option<Box<ShmEngine>>,
+    /// Node-local transport, lane 0 (absent when alone on the node).
+    pub shm: Option<EngineBox>,
+    /// Its other lanes (`transport::shm::engine_ref`), lane `i + 1` at index `i`.
+    pub shm_lanes: Vec<Option<EngineBox>>,
     /// Local rank of each world rank.
     pub local_of_world: Vec<u32>,
     /// `MPI_Buffer_attach` state.
@@ -368,8 +371,14 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     let oversubscribed = nlocal > wait::node_cpus();
     let spin = match config::text("HYMPI_SPIN").as_str() {
         "auto" | "" => {
+            // With MPI_THREAD_MULTIPLE on one CPU's worth of the node, a waiting thread
+            // spins only briefly: another thread of this process may need the CPU to make
+            // the progress it waits for.
+            let one_cpu = wait::usable_cpus().min(wait::node_cpus() / nlocal.max(1)) <= 1;
             if oversubscribed {
                 1
+            } else if one_cpu && thread_level == MPI_THREAD_MULTIPLE {
+                64
             } else {
                 2000
             }
@@ -378,15 +387,23 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     };
     wait::set_spin_limit(spin);
 
+    let mut shm_lanes = Vec::new();
     let shm = if nlocal > 1 {
         let me = local_of_world[rank as usize];
-        Some(Box::new(ShmEngine::setup(
-            boot.as_mut(),
-            &host,
-            me,
-            nlocal as u32,
-        )?))
+        let lanes = agree_lanes(boot.as_mut(), &host, me, thread_level)?;
+        engine_ref::set_lane_count(lanes);
+        for lane in 1..lanes {
+            shm_lanes.push(Some(EngineBox::new(
+                ShmEngine::setup(boot.as_mut(), &host, me, nlocal as u32, lane)?,
+                lane,
+            )));
+        }
+        Some(EngineBox::new(
+            ShmEngine::setup(boot.as_mut(), &host, me, nlocal as u32, 0)?,
+            0,
+        ))
     } else {
+        engine_ref::set_lane_count(1);
         None
     };
     let eager_max = match &shm {
@@ -447,6 +464,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         matchers: Matchers::new(pool),
         vcis: pool,
         shm,
+        shm_lanes,
         local_of_world,
         bsend: BsendBuffer::default(),
         eager_max,
@@ -654,11 +672,16 @@ impl Runtime {
         if let Some(s) = self.shm.as_ref() {
             s.set_waiting(on);
         }
+        for s in self.shm_lanes.iter().flatten() {
+            s.set_waiting(on);
+        }
     }
 
     /// Whether no internal traffic is pending.
     pub fn transport_idle(&self) -> bool {
-        self.copies.is_empty() && self.shm.as_ref().map(|s| s.idle()).unwrap_or(true)
+        self.copies.is_empty()
+            && self.shm.as_ref().map(|s| s.idle()).unwrap_or(true)
+            && self.shm_lanes.iter().flatten().all(|s| s.idle())
     }
 
     /// Barrier of the node's ranks through shared memory, progressing while waiting.
@@ -670,7 +693,10 @@ impl Runtime {
         let mut backoff = wait::Backoff::new();
         let mut result = Ok(());
         while !shm.barrier_done(gen) {
-            match self.progress_with(&mut shm) {
+            match self
+                .progress_with(&mut shm)
+                .and_then(|a| Ok(self.progress_lanes()? || a))
+            {
                 Ok(true) => backoff.reset(),
                 Ok(false) => backoff.idle(),
                 Err(e) => {
@@ -682,6 +708,33 @@ impl Runtime {
         self.shm = Some(shm);
         result
     }
+}
+
+/// The number of node transport lanes, agreed by the node's ranks: local rank 0's choice
+/// (`HYMPI_SHM_LANES`, default at `MPI_THREAD_MULTIPLE` its number of VCIs, else 1).
+fn agree_lanes(
+    boot: &mut dyn Bootstrap,
+    host: &str,
+    me: u32,
+    thread_level: i32,
+) -> MpiResult<usize> {
+    let key = format!("shm-lanes-{host}");
+    if me == 0 {
+        let want = match config::int("HYMPI_SHM_LANES") {
+            n if n > 0 => n as usize,
+            _ if thread_level == MPI_THREAD_MULTIPLE => vci::default_count(true),
+            _ => 1,
+        }
+        .clamp(1, engine_ref::MAX_LANES);
+        boot.put(&key, &want.to_string())
+            .map_err(|e| io_err("PMI put", e))?;
+    }
+    boot.barrier().map_err(|e| io_err("PMI barrier", e))?;
+    let text = boot.get(&key).map_err(|e| io_err("PMI get", e))?;
+    Ok(text
+        .and_then(|t| t.parse::<usize>().ok())
+        .unwrap_or(1)
+        .clamp(1, engine_ref::MAX_LANES))
 }
 
 fn hostname() -> String {

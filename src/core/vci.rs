@@ -53,7 +53,16 @@ pub struct FastComm {
     pub rank: i32,
     /// Number of ranks.
     pub size: i32,
+    /// Index of its table of node-local ranks in [`VciState::peer_tables`], or [`NO_PEERS`]
+    /// (sends to other ranks then take the slow path).
+    pub peers: u32,
 }
+
+/// [`FastComm::peers`] of a communicator without a peer table.
+pub const NO_PEERS: u32 = u32::MAX;
+
+/// Marks a rank in a peer table that the node transport does not reach (oneself).
+pub const NOT_LOCAL: u32 = u32::MAX;
 
 /// The state of one VCI.
 pub struct VciState {
@@ -63,6 +72,9 @@ pub struct VciState {
     pub matcher: Matcher,
     /// Intracommunicators known to the fast paths.
     pub comms: Vec<FastComm>,
+    /// Node-local rank of each communicator rank ([`NOT_LOCAL`] for oneself), per
+    /// communicator with a fast path to other ranks ([`FastComm::peers`]); `None`: free entry.
+    pub peer_tables: Vec<Option<std::sync::Arc<[u32]>>>,
 }
 
 impl VciState {
@@ -123,6 +135,7 @@ impl Pool {
                     reqs: Slab::tagged(kind::REQUEST, v),
                     matcher: Matcher::default(),
                     comms: Vec::new(),
+                    peer_tables: Vec::new(),
                 }),
             })
             .collect();
@@ -191,6 +204,7 @@ impl Pool {
             s.reqs = Slab::tagged(kind::REQUEST, v);
             s.matcher = Matcher::default();
             s.comms.clear();
+            s.peer_tables.clear();
         }
         for h in COMM_VCI.iter() {
             h.store(0, Ordering::Relaxed);
@@ -414,13 +428,35 @@ impl Matchers {
         unsafe { &self.pool.state(v).matcher }
     }
 
+    /// Whether communicator `handle` (wire context `ctx`) is known to its VCI's fast paths.
+    #[inline]
+    pub fn knows_comm(&self, handle: usize, ctx: u32) -> bool {
+        let v = self.pool.vci_of_ctx(ctx);
+        // SAFETY: as in `of_ctx`, shared.
+        unsafe { self.pool.state(v) }.comm(handle).is_some()
+    }
+
     /// Makes intracommunicator `c` (table index `idx`, handle `handle`) known to the fast
-    /// paths of its VCI.
-    pub fn remember_comm(&mut self, c: FastComm) {
+    /// paths of its VCI, with its table of node-local ranks when sends to other ranks may
+    /// take a fast path.
+    pub fn remember_comm(&mut self, mut c: FastComm, peers: Option<std::sync::Arc<[u32]>>) {
         let v = self.pool.vci_of_ctx(c.ctx);
         // SAFETY: as in `of_ctx`.
         let s = unsafe { self.pool.state(v) };
         if s.comm(c.handle).is_none() {
+            c.peers = match peers {
+                None => NO_PEERS,
+                Some(t) => match s.peer_tables.iter().position(Option::is_none) {
+                    Some(i) => {
+                        s.peer_tables[i] = Some(t);
+                        i as u32
+                    }
+                    None => {
+                        s.peer_tables.push(Some(t));
+                        s.peer_tables.len() as u32 - 1
+                    }
+                },
+            };
             s.comms.push(c);
             if crate::core::lockq::on() {
                 crate::core::lockq::publish(&c);
@@ -467,9 +503,17 @@ impl Matchers {
         crate::core::lockq::retract(idx);
         for v in 0..self.pool.len() {
             // SAFETY: as in `of_ctx`.
-            unsafe { self.pool.state(v) }
-                .comms
-                .retain(|c| c.handle != handle);
+            let s = unsafe { self.pool.state(v) };
+            let tables = &mut s.peer_tables;
+            s.comms.retain(|c| {
+                if c.handle != handle {
+                    return true;
+                }
+                if let Some(t) = tables.get_mut(c.peers as usize) {
+                    *t = None;
+                }
+                false
+            });
         }
     }
 }

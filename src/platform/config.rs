@@ -16,6 +16,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { name: "HYMPI_CMA", default: "1", doc: "1: single-copy large transfers with process_vm_readv when the kernel allows it; 0: pipelined copies through shared-memory cells" },
     Knob { name: "HYMPI_EAGER_MAX", default: "16320", doc: "largest message (bytes) sent eagerly in one shared-memory cell; larger ones use rendezvous (capped by the cell payload)" },
     Knob { name: "HYMPI_SHM_CELLS", default: "64", doc: "shared-memory cells owned by each local rank" },
+    Knob { name: "HYMPI_SHM_LANES", default: "auto", doc: "independent lanes of the node transport (segments with their own cells and queues; a context id always uses lane id % lanes), as chosen by local rank 0 (auto: its VCIs at MPI_THREAD_MULTIPLE, else 1; at most 16)" },
     Knob { name: "HYMPI_SHM_CELL_SIZE", default: "16384", doc: "bytes per shared-memory cell (header included)" },
     Knob { name: "HYMPI_CMA_SPLIT_MIN", default: "262144", doc: "rendezvous messages of at least this many bytes are copied by both ranks at once when the sender is waiting (its half with process_vm_writev); 0 turns splitting off" },
     Knob { name: "HYMPI_STREAM_MAX", default: "0", doc: "contiguous rendezvous messages up to this many bytes are streamed through shared-memory cells (two copies, on the two ranks' cores at once) instead of copied with CMA when the sender is waiting (measured 1.2-1.4x faster than the split CMA copy on a ping-pong of 256 KiB-1 MiB: a CMA copy runs at a quarter of memcpy speed here); auto: half the sender's ring of cells (512 KiB by default); 0 (default until measured on an idle machine): off" },
@@ -29,7 +30,7 @@ pub const KNOBS: &[Knob] = &[
     Knob { name: "HYMPI_ASYNC_PROGRESS", default: "0", doc: "1: a library thread progresses communication while the application computes (the runtime then locks as at MPI_THREAD_MULTIPLE whatever the thread level)" },
     Knob { name: "HYMPI_COLL_TUNING_FILE", default: "", doc: "JSON table (MPICH's condition grammar) choosing collective algorithms; its matching rules win over the built-in table (docs/collectives.md)" },
     Knob { name: "HYMPI_<COLL>_ALGORITHM", default: "auto", doc: "forces the algorithm of one collective, e.g. HYMPI_BCAST_ALGORITHM=knomial:k=4 or HYMPI_ALLREDUCE_ALGORITHM=ring (names in docs/collectives.md)" },
-    Knob { name: "HYMPI_SPIN", default: "auto", doc: "empty polls before a waiting rank yields the CPU (auto: 2000, or 1 when oversubscribed)" },
+    Knob { name: "HYMPI_SPIN", default: "auto", doc: "empty polls before a waiting thread yields the CPU (auto: 2000; 64 at MPI_THREAD_MULTIPLE when the process has one CPU of the node; 1 when oversubscribed)" },
 ];
 
 /// Reads an integer knob, falling back to its default when unset or unparsable.

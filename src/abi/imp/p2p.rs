@@ -314,7 +314,12 @@ unsafe fn recv_blocking(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let (rid, _) = irecv(buf, n, dt, src, tag, comm)?;
+    let (rid, handle) = irecv(buf, n, dt, src, tag, comm)?;
+    let mut h = handle as MPI_Request;
+    // SAFETY: `h` is one request; `status` is null or one status.
+    if unsafe { fastpath::wait_all(std::slice::from_mut(&mut h), status) } {
+        return Ok(());
+    }
     wait_free_into(rid, status).map(|_| ())
 }
 
@@ -919,6 +924,10 @@ pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status
     if unsafe { fastpath::complete_all(std::slice::from_mut(slot), status) } {
         return Ok(());
     }
+    // SAFETY: as above.
+    if unsafe { fastpath::wait_all(std::slice::from_mut(slot), status) } {
+        return Ok(());
+    }
     let rid = runtime::with(|rt| request_index(rt, *slot))?;
     let (st, comm) = runtime::wait_for(|rt| Ok(ready(rt, rid).then(|| finish(rt, rid, slot))))?;
     write_status(status, &st);
@@ -1042,6 +1051,10 @@ pub(crate) unsafe fn MPI_Waitall(
         let reqs = unsafe { std::slice::from_raw_parts_mut(array_of_requests, count as usize) };
         // SAFETY: the status array is null or has an entry per request.
         if unsafe { fastpath::complete_all(reqs, array_of_statuses) } {
+            return Code(0);
+        }
+        // SAFETY: as above.
+        if unsafe { fastpath::wait_all(reqs, array_of_statuses) } {
             return Code(0);
         }
     }

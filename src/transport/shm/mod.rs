@@ -12,6 +12,7 @@
 //! keeps MPI's per-pair message order.
 
 pub mod collslot;
+pub mod engine_ref;
 pub mod queue;
 pub mod segment;
 
@@ -113,6 +114,9 @@ pub struct ShmEngine {
     recv_seq: Vec<u32>,
     /// A queue cell that arrived ahead of its sender's fastbox message; handed out next.
     stashed: Option<Incoming>,
+    /// A message a fast path polled but left for the general progress engine; handed out
+    /// first (its sequence number is already accounted for).
+    returned: Option<Incoming>,
     /// Fastbox polling starts here (rotates for fairness).
     fb_cursor: u32,
 }
@@ -150,13 +154,14 @@ pub struct Incoming {
 }
 
 impl ShmEngine {
-    /// Creates or attaches the node segment and probes CMA. Collective over the job's ranks
-    /// (it uses bootstrap barriers).
+    /// Creates or attaches the node segment of lane `lane` and probes CMA. Collective over
+    /// the job's ranks (it uses bootstrap barriers).
     pub fn setup(
         boot: &mut dyn Bootstrap,
         host: &str,
         me: u32,
         nlocal: u32,
+        lane: usize,
     ) -> MpiResult<ShmEngine> {
         let err = |what: &str, e: std::io::Error| {
             MpiError::new(MPI_ERR_OTHER, format!("shared memory setup: {what}: {e}"))
@@ -168,7 +173,10 @@ impl ShmEngine {
             cells_per_rank: config::int("HYMPI_SHM_CELLS").clamp(4, 1 << 16) as u32,
             cell_size,
         };
-        let key = format!("shm-{host}");
+        let key = match lane {
+            0 => format!("shm-{host}"),
+            l => format!("shm-{host}-lane{l}"),
+        };
         let mut seg = if me == 0 {
             let (seg, text) = Segment::create(&geo).map_err(|e| err("memfd", e))?;
             boot.put(&key, &text).map_err(|e| err("PMI put", e))?;
@@ -235,6 +243,7 @@ impl ShmEngine {
             send_seq: vec![0; nlocal as usize],
             recv_seq: vec![0; nlocal as usize],
             stashed: None,
+            returned: None,
             fb_cursor: 0,
         })
     }
@@ -261,7 +270,50 @@ impl ShmEngine {
 
     /// Whether nothing waits to be sent.
     pub fn idle(&self) -> bool {
-        self.pending.is_empty() && self.streams.is_empty() && self.stashed.is_none()
+        self.pending.is_empty()
+            && self.streams.is_empty()
+            && self.stashed.is_none()
+            && self.returned.is_none()
+    }
+
+    /// Whether items wait to be sent (queued messages or streamed rendezvous data), which only
+    /// the general progress engine ([`ShmEngine::flush`]) moves.
+    #[inline(always)]
+    pub fn has_outgoing(&self) -> bool {
+        !self.pending.is_empty() || !self.streams.is_empty()
+    }
+
+    /// Sends a standard-mode eager message now, through the pair's fastbox or a free cell, if
+    /// nothing is queued before it; false (nothing sent) otherwise. The message needs no reply,
+    /// so it is complete once this returns true.
+    #[inline]
+    pub fn send_eager_now(
+        &mut self,
+        dest: u32,
+        env: Envelope,
+        buf: *const u8,
+        bytes: usize,
+    ) -> bool {
+        if !self.pending.is_empty() || bytes > self.seg.payload_cap() {
+            return false;
+        }
+        let o = Outgoing::Msg {
+            dest,
+            kind: CellKind::Eager,
+            env,
+            sreq: 0,
+            buf,
+            bytes,
+        };
+        self.try_fastbox(&o) || self.try_emit(&o)
+    }
+
+    /// Gives back a message taken by [`ShmEngine::poll`] that the caller cannot handle: the
+    /// next poll returns it again, before anything else.
+    #[inline]
+    pub fn unpoll(&mut self, m: Incoming) {
+        debug_assert!(self.returned.is_none(), "one message given back at a time");
+        self.returned = Some(m);
     }
 
     /// Sends `o` now if a cell is free and nothing is queued before it; otherwise queues it.
@@ -511,6 +563,9 @@ impl ShmEngine {
     /// keeping each sender's matched messages in sequence.
     #[inline]
     pub fn poll(&mut self) -> Option<Incoming> {
+        if let Some(m) = self.returned.take() {
+            return Some(m);
+        }
         if let Some(m) = self.stashed.take() {
             self.recv_seq[m.src_local as usize] = m.seq.wrapping_add(1);
             return Some(m);
@@ -830,7 +885,7 @@ mod tests {
                     barrier: barrier.clone(),
                 };
                 std::thread::spawn(move || {
-                    ShmEngine::setup(&mut boot, "testhost", r as u32, 2)
+                    ShmEngine::setup(&mut boot, "testhost", r as u32, 2, 0)
                         .map_err(|e| e.message().to_string())
                 })
             })
@@ -916,5 +971,57 @@ mod tests {
         assert_eq!(second.env.tag, 1);
         b.release(second.cell);
         assert!(b.poll().is_none());
+    }
+
+    /// Eager sends of the fast path, mixed with queued sends: a fast send never overtakes a
+    /// queued one, and a message given back with `unpoll` comes out next, before a stashed
+    /// cell, so the receiver still sees send order.
+    #[test]
+    fn fast_sends_and_given_back_messages_keep_order() {
+        let (mut a, mut b) = pair();
+        let env = |tag| Envelope {
+            ctx: 0,
+            src: 0,
+            tag,
+        };
+        let small = [3u8; 8];
+        let big = vec![4u8; 2000];
+        let mut done = Vec::new();
+        let mut sent = 0;
+        let mut got = Vec::new();
+        for round in 0..300 {
+            for k in 0..(round % 4 + 1) {
+                let data: &[u8] = if (round + k) % 3 == 0 { &big } else { &small };
+                if round % 7 == 0 || !a.send_eager_now(1, env(sent), data.as_ptr(), data.len()) {
+                    a.send_or_queue(msg(sent, data));
+                }
+                sent += 1;
+            }
+            if round % 2 == 0 {
+                a.flush(&mut done);
+            }
+            // Take a message, give it back, take it again.
+            if let Some(m) = b.poll() {
+                b.unpoll(m);
+                assert!(!b.idle(), "a given-back message is work");
+                let again = b.poll().unwrap();
+                assert_eq!((again.env.tag, again.cell), (m.env.tag, m.cell));
+                got.push(again.env.tag);
+                b.release(again.cell);
+            }
+        }
+        while got.len() < sent as usize {
+            a.flush(&mut done);
+            if let Some(m) = b.poll() {
+                got.push(m.env.tag);
+                b.release(m.cell);
+            }
+        }
+        assert_eq!(got, (0..sent).collect::<Vec<_>>(), "messages reordered");
+        assert!(!a.has_outgoing());
+        assert!(
+            !a.send_eager_now(1, env(0), big.as_ptr(), a.payload_cap() + 1),
+            "larger than a cell"
+        );
     }
 }
