@@ -183,6 +183,11 @@ MTEST_FN void MTest_Aborting(const char *what)
 {
     printf("MTEST_ABORTING: rank %d: %s\n", mtest_rank, what);
     fflush(stdout);
+    /* Give the launcher time to forward the line: MPICH's Hydra may tear the job down
+     * before it has read a rank's last output. */
+    struct timespec ts = {0, 200000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
 }
 
 /* Sum of errs over all ranks, at rank 0 (0 elsewhere).  Point-to-point only. */
