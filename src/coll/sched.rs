@@ -140,7 +140,7 @@ impl Schedule {
             comm,
             tag,
             target: comm,
-            rounds: vec![Vec::new()],
+            rounds: Vec::new(), // the first step opens the first round (no allocation before)
             tmps: Vec::new(),
             current: 0,
             pending: Vec::new(),
@@ -160,7 +160,10 @@ impl Schedule {
 
     /// Adds a step to the current round.
     pub fn push(&mut self, s: Step) {
-        self.rounds.last_mut().unwrap().push(s);
+        match self.rounds.last_mut() {
+            Some(r) => r.push(s),
+            None => self.rounds.push(vec![s]),
+        }
     }
 
     /// Makes the following sends and receives address communicator `comm` (table index)
@@ -200,7 +203,7 @@ impl Schedule {
 
     /// Ends the current round (no-op when it is empty).
     pub fn next_round(&mut self) {
-        if !self.rounds.last().unwrap().is_empty() {
+        if self.rounds.last().is_some_and(|r| !r.is_empty()) {
             self.rounds.push(Vec::new());
         }
     }

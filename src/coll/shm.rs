@@ -41,12 +41,54 @@ const SLOT0: u32 = 2;
 pub struct Attach {
     state: AtomicU32,
     seq: AtomicU64,
+    /// The last tuning decision for this communicator: [`CHOICE_VALID`], [`CHOICE_SHM`] and
+    /// the query's key ([`choice_key`]). The tables are fixed once loaded and the
+    /// communicator's size never changes, so the same query always gets the same answer;
+    /// a loop of the same call skips the table walk.
+    choice: AtomicU64,
 }
 
 impl Attach {
     fn slot(&self) -> Option<u32> {
         self.state.load(Relaxed).checked_sub(SLOT0)
     }
+
+    /// Whether the tables pick `shm` for `coll` and `q`, from the last decision when it was
+    /// for the same query.
+    fn selects(&self, coll: Coll, q: &Query) -> bool {
+        let Some(key) = choice_key(coll, q) else {
+            return tuning::select_shm(coll, q);
+        };
+        let last = self.choice.load(Relaxed);
+        if last & CHOICE_VALID != 0 && last & CHOICE_KEY == key {
+            return last & CHOICE_SHM != 0;
+        }
+        let shm = tuning::select_shm(coll, q);
+        let flag = if shm { CHOICE_SHM } else { 0 };
+        self.choice.store(CHOICE_VALID | flag | key, Relaxed);
+        shm
+    }
+}
+
+/// [`Attach::choice`] holds a decision.
+const CHOICE_VALID: u64 = 1 << 63;
+/// [`Attach::choice`]: the decision was `shm`.
+const CHOICE_SHM: u64 = 1 << 62;
+/// [`Attach::choice`]: the bits of the query's key.
+const CHOICE_KEY: u64 = (1 << 62) - 1;
+
+/// The query as one number (the communicator's size is implied): the collective (5 bits),
+/// whether the op commutes, the bytes per message and the element count (14 bits each, up
+/// to 16 KiB) and the total bytes (27 bits); `None` when a field does not fit.
+fn choice_key(coll: Coll, q: &Query) -> Option<u64> {
+    let (c, avg, count, total) = (
+        coll as u64,
+        q.avg_msg_size as u64,
+        q.count as u64,
+        q.total_msg_size as u64,
+    );
+    (c < 1 << 5 && avg < 1 << 14 && count < 1 << 14 && total < 1 << 27)
+        .then_some(c | (q.commutative as u64) << 5 | avg << 6 | count << 20 | total << 34)
 }
 
 /// The data a call moves, as the shared-memory path needs it.
@@ -154,7 +196,7 @@ pub fn offer(
     };
     let a = &comm.coll_shm;
     let state = a.state.load(Relaxed);
-    if state == OFF || !tuning::select_shm(coll, q) {
+    if state == OFF || !a.selects(coll, q) {
         return false;
     }
     let at = if state == UNKNOWN {
@@ -456,5 +498,53 @@ fn run(kind: &Kind, slot: Slot, s: u64, me: usize, p: usize) -> MpiResult<()> {
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choice_keys_tell_queries_apart_and_refuse_what_does_not_fit() {
+        let q = |avg, total, count, commutative| Query {
+            comm_size: 4,
+            avg_msg_size: avg,
+            total_msg_size: total,
+            count,
+            commutative,
+        };
+        let base = choice_key(Coll::Allreduce, &q(8, 8, 1, true)).unwrap();
+        let others = [
+            choice_key(Coll::Reduce, &q(8, 8, 1, true)),
+            choice_key(Coll::Allreduce, &q(8, 8, 1, false)),
+            choice_key(Coll::Allreduce, &q(16, 8, 1, true)),
+            choice_key(Coll::Allreduce, &q(8, 8, 2, true)),
+            choice_key(Coll::Allreduce, &q(8, 16, 1, true)),
+        ];
+        for k in others {
+            let k = k.unwrap();
+            assert_ne!(k, base);
+            assert_eq!(k & !CHOICE_KEY, 0, "key spills into the flag bits");
+        }
+        assert!(choice_key(Coll::Allreduce, &q(1 << 14, 8, 1, true)).is_none());
+        assert!(choice_key(Coll::Allreduce, &q(8, 1 << 27, 1, true)).is_none());
+        let top = choice_key(
+            Coll::Allgather,
+            &q((1 << 14) - 1, (1 << 27) - 1, (1 << 14) - 1, true),
+        )
+        .unwrap();
+        assert_eq!(top & !CHOICE_KEY, 0);
+
+        // The cached answer is the tables' answer, first time and again.
+        let a = Attach::default();
+        let fresh = tuning::select_shm(Coll::Allreduce, &q(8, 8, 1, true));
+        assert_eq!(a.selects(Coll::Allreduce, &q(8, 8, 1, true)), fresh);
+        assert_eq!(a.selects(Coll::Allreduce, &q(8, 8, 1, true)), fresh);
+        let big = q(1 << 13, 1 << 13, 1 << 10, true);
+        assert_eq!(
+            a.selects(Coll::Allreduce, &big),
+            tuning::select_shm(Coll::Allreduce, &big)
+        );
     }
 }

@@ -1053,16 +1053,14 @@ pub(crate) unsafe fn MPI_Waitall(
         if unsafe { fastpath::complete_all(reqs, array_of_statuses) } {
             return Code(0);
         }
-        // SAFETY: as above.
-        if unsafe { fastpath::wait_all(reqs, array_of_statuses) } {
-            return Code(0);
-        }
     }
     // SAFETY: the caller's arguments, forwarded.
     Code(unsafe { waitall_slow_entry(count, array_of_requests, array_of_statuses) })
 }
 
-/// `MPI_Waitall` beyond the fast path, with its own error handling.
+/// `MPI_Waitall` beyond the fast path, with its own error handling: first the fast wait on
+/// one VCI ([`fastpath::wait_all`]; out of the inline entry, so that the entry stays lean for
+/// requests that are complete already), then the general path.
 #[cold]
 #[inline(never)]
 unsafe extern "C" fn waitall_slow_entry(
@@ -1071,6 +1069,14 @@ unsafe extern "C" fn waitall_slow_entry(
     array_of_statuses: *mut MPI_Status,
 ) -> c_int {
     entry::call("MPI_Waitall", ErrObj::None, || {
+        if count > 0 && !array_of_requests.is_null() {
+            // SAFETY: the caller passes an array of `count` requests.
+            let reqs = unsafe { std::slice::from_raw_parts_mut(array_of_requests, count as usize) };
+            // SAFETY: the status array is null or has an entry per request.
+            if unsafe { fastpath::wait_all(reqs, array_of_statuses) } {
+                return Ok(());
+            }
+        }
         // SAFETY: the caller's arguments, forwarded.
         unsafe { waitall_slow(count, array_of_requests, array_of_statuses) }
     })
