@@ -424,38 +424,59 @@ pub fn dup(old: &Arc<Dtype>) -> Dtype {
     }
 }
 
+/// Indices `start + i * step + j` for `i < count`, `j < len`: `count` runs of `len`
+/// consecutive indices along one dimension (a cyclic distribution is one such group plus
+/// perhaps a shorter last run, whatever the number of blocks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Runs {
+    start: usize,
+    len: usize,
+    count: usize,
+    step: usize,
+}
+
+impl Runs {
+    /// One run of `len` indices from `start`.
+    fn one(start: usize, len: usize) -> Runs {
+        Runs {
+            start,
+            len,
+            count: 1,
+            step: 0,
+        }
+    }
+}
+
 /// An n-dimensional box of `old` in an array of `sizes` (outermost dimension first): along
-/// each dimension the runs `(start, length)` of indices it holds. Lower bound 0, extent the
-/// whole array.
-fn boxed(
-    sizes: &[usize],
-    runs: &[Vec<(usize, usize)>],
-    old: &Arc<Dtype>,
-    c: Contents,
-) -> MpiResult<Dtype> {
+/// each dimension the groups of runs of indices it holds. Lower bound 0, extent the whole
+/// array.
+fn boxed(sizes: &[usize], runs: &[Vec<Runs>], old: &Arc<Dtype>, c: Contents) -> MpiResult<Dtype> {
     let n = sizes.len();
     let mut strides = vec![old.extent; n];
     for d in (0..n.saturating_sub(1)).rev() {
-        strides[d] = imul(strides[d + 1], sizes[d + 1] as isize)?;
+        strides[d] = imul(strides[d + 1], isz(sizes[d + 1])?)?;
     }
     let whole = if n == 0 {
         old.extent
     } else {
-        imul(strides[0], sizes[0] as isize)?
+        imul(strides[0], isz(sizes[0])?)?
     };
     let mut prog = (*old.prog).clone();
     let mut copies = 1usize;
     for d in (0..n).rev() {
         let mut ops = Vec::new();
         let mut here = 0usize;
-        for &(start, len) in &runs[d] {
+        for r in &runs[d] {
+            let block = Prog::new(Prog::repeat(0, r.len, strides[d], &prog));
             ops.extend(Prog::repeat(
-                imul(start as isize, strides[d])?,
-                len,
-                strides[d],
-                &prog,
+                imul(isz(r.start)?, strides[d])?,
+                r.count,
+                imul(isz(r.step)?, strides[d])?,
+                &block,
             ));
-            here += len;
+            here = here
+                .checked_add(mul(r.len, r.count)?)
+                .map_or_else(too_big, Ok)?;
         }
         copies = mul(copies, here)?;
         prog = Prog::new(ops);
@@ -478,6 +499,11 @@ fn boxed(
         },
         contents: c,
     })
+}
+
+/// An index or count as a displacement factor (`MPI_ERR_ARG` beyond `isize`).
+fn isz(v: usize) -> MpiResult<isize> {
+    isize::try_from(v).or_else(|_| fail(MPI_ERR_ARG, format!("{v} is too large")))
 }
 
 fn check_order(order: i32) -> MpiResult<()> {
@@ -528,11 +554,11 @@ pub fn subarray(
             );
         }
     }
-    let mut dims: Vec<(usize, Vec<(usize, usize)>)> = (0..sizes.len())
+    let mut dims: Vec<(usize, Vec<Runs>)> = (0..sizes.len())
         .map(|d| {
             (
                 sizes[d] as usize,
-                vec![(starts[d] as usize, subsizes[d] as usize)],
+                vec![Runs::one(starts[d] as usize, subsizes[d] as usize)],
             )
         })
         .collect();
@@ -614,11 +640,12 @@ pub fn darray(
                         format!("dimension {d} is not distributed but has {p} processes"),
                     );
                 }
-                runs.push((0, g as usize));
+                runs.push(Runs::one(0, g as usize));
             }
             x if x == MPI_DISTRIBUTE_BLOCK => {
                 let b = if darg == MPI_DISTRIBUTE_DFLT_DARG {
-                    (g + p - 1) / p
+                    // ceil(g / p) without overflow (g > 0)
+                    (g - 1) / p + 1
                 } else if darg <= 0 {
                     return fail(MPI_ERR_ARG, format!("invalid block size {darg}"));
                 } else {
@@ -632,7 +659,7 @@ pub fn darray(
                 }
                 let start = k * b;
                 if start < g {
-                    runs.push((start as usize, b.min(g - start) as usize));
+                    runs.push(Runs::one(start as usize, b.min(g - start) as usize));
                 }
             }
             x if x == MPI_DISTRIBUTE_CYCLIC => {
@@ -643,10 +670,24 @@ pub fn darray(
                 } else {
                     darg as i64
                 };
-                let mut s = k * b;
-                while s < g {
-                    runs.push((s as usize, b.min(g - s) as usize));
-                    s += p * b;
+                // Blocks of b from k * b, p * b apart (all products below 2^62); the last
+                // one may be cut short by the end of the dimension.
+                let (first, step) = (k * b, p * b);
+                if first < g {
+                    let blocks = (g - first - 1) / step + 1;
+                    let last = first + (blocks - 1) * step;
+                    let full = if g - last >= b { blocks } else { blocks - 1 };
+                    if full > 0 {
+                        runs.push(Runs {
+                            start: first as usize,
+                            len: b as usize,
+                            count: full as usize,
+                            step: step as usize,
+                        });
+                    }
+                    if full < blocks {
+                        runs.push(Runs::one(last as usize, (g - last) as usize));
+                    }
                 }
             }
             x => {
