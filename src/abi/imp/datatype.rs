@@ -1526,7 +1526,12 @@ unsafe fn pack_external(
     if outbuf.is_null() {
         return fail(MPI_ERR_BUFFER, "outbuf must not be NULL");
     }
-    let mut native = vec![0u8; t.size * n];
+    let mut native = vec![
+        0u8;
+        t.size
+            .checked_mul(n)
+            .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)?
+    ];
     // SAFETY: the input is a valid buffer of `n` elements; the output holds `outsize` bytes
     // and [pos, pos + bytes) lies inside it.
     let dst = unsafe {
@@ -1572,7 +1577,12 @@ unsafe fn unpack_external(
     }
     // SAFETY: [pos, pos + bytes) lies inside the input buffer of `insize` bytes.
     let src = unsafe { std::slice::from_raw_parts((inbuf as *const u8).add(pos as usize), bytes) };
-    let mut native = vec![0u8; t.size * n];
+    let mut native = vec![
+        0u8;
+        t.size
+            .checked_mul(n)
+            .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)?
+    ];
     let (mut r, mut w) = (0, 0);
     for _ in 0..n {
         let (a, b) = external::convert(&t, &src[r..], &mut native[w..], false)?;

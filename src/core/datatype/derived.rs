@@ -90,6 +90,11 @@ fn imul(a: isize, b: isize) -> MpiResult<isize> {
     a.checked_mul(b).map_or_else(too_big, Ok)
 }
 
+/// `hi - lo`, an extent (`MPI_ERR_COUNT` beyond `isize`).
+fn span(lo: isize, hi: isize) -> MpiResult<isize> {
+    hi.checked_sub(lo).map_or_else(too_big, Ok)
+}
+
 fn iadd(a: isize, b: isize) -> MpiResult<isize> {
     a.checked_add(b).map_or_else(too_big, Ok)
 }
@@ -248,7 +253,8 @@ impl Blocks {
         let hi = iadd(iadd(disp, old.ub())?, span.max(0))?;
         self.bound(lo, hi);
         self.copies = self.copies.checked_add(bl).map_or_else(too_big, Ok)?;
-        self.ops.extend(Prog::repeat(disp, bl, stride, &old.prog));
+        self.ops
+            .extend(Prog::repeat(disp, bl, stride, &old.prog).map_or_else(too_big, Ok)?);
         Ok(())
     }
     fn bound(&mut self, lo: isize, hi: isize) {
@@ -277,9 +283,9 @@ fn single(
         handle: 0,
         size,
         lb: lo,
-        extent: hi - lo,
+        extent: span(lo, hi)?,
         true_lb: tl,
-        true_extent: th - tl,
+        true_extent: span(tl, th)?,
         elements: copies as u64 * old.elements,
         align: old.align,
         sticky: old.sticky,
@@ -312,8 +318,8 @@ pub fn vector_bytes(
         let last = imul(count as isize - 1, stride)?;
         b.add(old, last, bl, old.extent)?;
     }
-    let block = Prog::new(Prog::repeat(0, bl, old.extent, &old.prog));
-    let ops = Prog::repeat(0, count, stride, &block);
+    let block = Prog::new(Prog::repeat(0, bl, old.extent, &old.prog).map_or_else(too_big, Ok)?);
+    let ops = Prog::repeat(0, count, stride, &block).map_or_else(too_big, Ok)?;
     single(old, ops, b.lo, b.hi, mul(count, bl)?, c)
 }
 
@@ -353,10 +359,10 @@ pub fn structure(fields: &[(usize, isize, Arc<Dtype>)], c: Contents) -> MpiResul
     }
     let (lo, mut hi) = (b.lo, b.hi);
     if !sticky && b.any {
-        let ext = hi - lo;
+        let ext = span(lo, hi)?;
         let a = align as isize;
         if ext % a != 0 {
-            hi += a - ext.rem_euclid(a);
+            hi = iadd(hi, a - ext.rem_euclid(a))?;
         }
     }
     let prog = Prog::new(b.ops);
@@ -365,9 +371,9 @@ pub fn structure(fields: &[(usize, isize, Arc<Dtype>)], c: Contents) -> MpiResul
         handle: 0,
         size,
         lb: lo,
-        extent: hi - lo,
+        extent: span(lo, hi)?,
         true_lb: tl,
-        true_extent: th - tl,
+        true_extent: span(tl, th)?,
         elements,
         align,
         sticky,
@@ -467,13 +473,17 @@ fn boxed(sizes: &[usize], runs: &[Vec<Runs>], old: &Arc<Dtype>, c: Contents) -> 
         let mut ops = Vec::new();
         let mut here = 0usize;
         for r in &runs[d] {
-            let block = Prog::new(Prog::repeat(0, r.len, strides[d], &prog));
-            ops.extend(Prog::repeat(
-                imul(isz(r.start)?, strides[d])?,
-                r.count,
-                imul(isz(r.step)?, strides[d])?,
-                &block,
-            ));
+            let block =
+                Prog::new(Prog::repeat(0, r.len, strides[d], &prog).map_or_else(too_big, Ok)?);
+            ops.extend(
+                Prog::repeat(
+                    imul(isz(r.start)?, strides[d])?,
+                    r.count,
+                    imul(isz(r.step)?, strides[d])?,
+                    &block,
+                )
+                .map_or_else(too_big, Ok)?,
+            );
             here = here
                 .checked_add(mul(r.len, r.count)?)
                 .map_or_else(too_big, Ok)?;
@@ -488,7 +498,7 @@ fn boxed(sizes: &[usize], runs: &[Vec<Runs>], old: &Arc<Dtype>, c: Contents) -> 
         lb: 0,
         extent: whole,
         true_lb: tl,
-        true_extent: th - tl,
+        true_extent: span(tl, th)?,
         elements: copies as u64 * old.elements,
         align: old.align,
         sticky: true,

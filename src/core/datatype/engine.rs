@@ -52,8 +52,10 @@ impl Op {
     pub fn size(&self) -> usize {
         match self {
             Op::Copy { len, .. } => *len,
-            Op::Strided { len, count, .. } => len * count,
-            Op::Loop { count, body, .. } => count * body.size,
+            // Saturating: a type whose size overflows is rejected by its constructor, which
+            // computes the size with checks.
+            Op::Strided { len, count, .. } => len.saturating_mul(*count),
+            Op::Loop { count, body, .. } => count.saturating_mul(body.size),
         }
     }
     fn shifted(&self, d: isize) -> Op {
@@ -68,7 +70,7 @@ impl Op {
         match self {
             Op::Copy { .. } => 1,
             Op::Strided { count, .. } => *count,
-            Op::Loop { count, body, .. } => count * body.segments,
+            Op::Loop { count, body, .. } => count.saturating_mul(body.segments),
         }
     }
 }
@@ -84,6 +86,8 @@ pub struct Prog {
     pub size: usize,
     /// Contiguous segments of one element (after merging).
     pub segments: usize,
+    /// The lowest and highest (exclusive) byte offsets touched, `None` when empty.
+    lohi: Option<(isize, isize)>,
 }
 
 impl Prog {
@@ -109,14 +113,16 @@ impl Prog {
         let mut segments = 0usize;
         for op in &out {
             starts.push(size);
-            size += op.size();
-            segments += op.segments();
+            size = size.saturating_add(op.size());
+            segments = segments.saturating_add(op.segments());
         }
+        let lohi = bounds_of(&out);
         Prog {
             ops: out,
             starts,
             size,
             segments,
+            lohi,
         }
     }
 
@@ -126,11 +132,25 @@ impl Prog {
     }
 
     /// `count` copies of `body`, `stride` bytes apart, the first at `off`, folded into the
-    /// simplest equivalent steps.
-    pub fn repeat(off: isize, count: usize, stride: isize, body: &Prog) -> Vec<Op> {
+    /// simplest equivalent steps. `None` when the bytes touched would not all lie within
+    /// `isize` offsets (a span the address space cannot hold), so that every offset the
+    /// steps and their walks compute fits.
+    pub fn repeat(off: isize, count: usize, stride: isize, body: &Prog) -> Option<Vec<Op>> {
         if count == 0 || body.size == 0 {
-            return Vec::new();
+            return Some(Vec::new());
         }
+        let (bl, bh) = body.bounds()?;
+        // |span| < 2^64 * 2^63 fits i128; the sums are checked.
+        let span = (count as i128 - 1) * stride as i128;
+        let lo = (off as i128 + bl as i128).checked_add(span.min(0))?;
+        let hi = (off as i128 + bh as i128).checked_add(span.max(0))?;
+        if lo < isize::MIN as i128 || hi > isize::MAX as i128 || hi - lo > isize::MAX as i128 {
+            return None;
+        }
+        Some(Self::repeat_within(off, count, stride, body))
+    }
+
+    fn repeat_within(off: isize, count: usize, stride: isize, body: &Prog) -> Vec<Op> {
         if count == 1 {
             return body.ops.iter().map(|o| o.shifted(off)).collect();
         }
@@ -138,6 +158,7 @@ impl Prog {
             match body.ops[0] {
                 Op::Copy { off: o, len } => {
                     if stride == len as isize {
+                        // Within the checked span: len * count bytes fit isize.
                         return vec![Op::Copy {
                             off: off + o,
                             len: len * count,
@@ -155,7 +176,9 @@ impl Prog {
                     len,
                     count: c,
                     stride: s,
-                } if stride == s * c as isize => {
+                } if s.checked_mul(c as isize) == Some(stride)
+                    && c.checked_mul(count).is_some() =>
+                {
                     return vec![Op::Strided {
                         off: off + o,
                         len,
@@ -185,36 +208,41 @@ impl Prog {
 
     /// The lowest and highest (exclusive) byte offsets touched, `None` when empty.
     pub fn bounds(&self) -> Option<(isize, isize)> {
-        let mut lo = isize::MAX;
-        let mut hi = isize::MIN;
-        for op in &self.ops {
-            let (l, h) = match op {
-                Op::Copy { off, len } => (*off, *off + *len as isize),
-                Op::Strided {
-                    off,
-                    len,
-                    count,
-                    stride,
-                } => {
-                    let last = *off + (*count as isize - 1) * *stride;
-                    ((*off).min(last), (*off).max(last) + *len as isize)
-                }
-                Op::Loop {
-                    off,
-                    count,
-                    stride,
-                    body,
-                } => {
-                    let (bl, bh) = body.bounds().expect("non-empty body");
-                    let last = (*count as isize - 1) * *stride;
-                    (off + bl + last.min(0), off + bh + last.max(0))
-                }
-            };
-            lo = lo.min(l);
-            hi = hi.max(h);
-        }
-        (lo <= hi).then_some((lo, hi))
+        self.lohi
     }
+}
+
+/// Bounds of steps made by [`Prog::repeat`] (which checked that they fit `isize`).
+fn bounds_of(ops: &[Op]) -> Option<(isize, isize)> {
+    let mut lo = isize::MAX;
+    let mut hi = isize::MIN;
+    for op in ops {
+        let (l, h) = match op {
+            Op::Copy { off, len } => (*off, *off + *len as isize),
+            Op::Strided {
+                off,
+                len,
+                count,
+                stride,
+            } => {
+                let last = *off + (*count as isize - 1) * *stride;
+                ((*off).min(last), (*off).max(last) + *len as isize)
+            }
+            Op::Loop {
+                off,
+                count,
+                stride,
+                body,
+            } => {
+                let (bl, bh) = body.bounds().expect("non-empty body");
+                let last = (*count as isize - 1) * *stride;
+                (off + bl + last.min(0), off + bh + last.max(0))
+            }
+        };
+        lo = lo.min(l);
+        hi = hi.max(h);
+    }
+    (lo <= hi).then_some((lo, hi))
 }
 
 /// Receives the segments a walk produces.
@@ -323,10 +351,11 @@ pub fn walk_n<S: Sink>(
     let to = to.min(sz.saturating_mul(count));
     if prog.ops.len() == 1 && count > 1 {
         // Fold the element loop into the single step when it continues it.
-        let ops = Prog::repeat(0, count, extent, prog);
-        if ops.len() == 1 && !matches!(ops[0], Op::Loop { .. }) {
-            let p = Prog::new(ops);
-            return walk(&p, base, from, to, s);
+        if let Some(ops) = Prog::repeat(0, count, extent, prog) {
+            if ops.len() == 1 && !matches!(ops[0], Op::Loop { .. }) {
+                let p = Prog::new(ops);
+                return walk(&p, base, from, to, s);
+            }
         }
     }
     let mut k = from / sz;
@@ -634,11 +663,11 @@ mod tests {
         let d = Prog::bytes(0, 8);
         // contiguous(4, double) -> one copy
         assert_eq!(
-            Prog::repeat(0, 4, 8, &d),
+            Prog::repeat(0, 4, 8, &d).unwrap(),
             vec![Op::Copy { off: 0, len: 32 }]
         );
         // vector(3, 1, 4, double) -> strided
-        let v = Prog::new(Prog::repeat(0, 3, 32, &d));
+        let v = Prog::new(Prog::repeat(0, 3, 32, &d).unwrap());
         assert_eq!(
             v.ops,
             vec![Op::Strided {
@@ -649,7 +678,7 @@ mod tests {
             }]
         );
         // repeating the vector at its own continuation extends it
-        let vv = Prog::repeat(0, 2, 96, &v);
+        let vv = Prog::repeat(0, 2, 96, &v).unwrap();
         assert_eq!(
             vv,
             vec![Op::Strided {
@@ -671,7 +700,7 @@ mod tests {
     #[test]
     fn partial_walks_cut_segments() {
         let d = Prog::bytes(0, 8);
-        let v = Prog::new(Prog::repeat(0, 3, 32, &d));
+        let v = Prog::new(Prog::repeat(0, 3, 32, &d).unwrap());
         assert_eq!(
             segs(&v, 96, 1, 0, 24),
             vec![(1000, 8), (1032, 8), (1064, 8)]
@@ -682,7 +711,7 @@ mod tests {
         );
         // two elements: the element loop continues the stride
         assert_eq!(segs(&v, 96, 2, 20, 30).len(), 2);
-        let nested = Prog::new(Prog::repeat(8, 2, 200, &v));
+        let nested = Prog::new(Prog::repeat(8, 2, 200, &v).unwrap());
         assert_eq!(nested.size, 48);
         assert_eq!(segs(&nested, 400, 1, 22, 30), vec![(1078, 2), (1208, 6)]);
     }
@@ -692,7 +721,7 @@ mod tests {
     #[test]
     fn large_blocks_pack_unpack() {
         let (len, count, stride) = (300usize, 7usize, 1000isize);
-        let v = Prog::new(Prog::repeat(0, count, stride, &Prog::bytes(0, len)));
+        let v = Prog::new(Prog::repeat(0, count, stride, &Prog::bytes(0, len)).unwrap());
         let src: Vec<u8> = (0..8000u32).map(|i| (i * 7 % 251) as u8).collect();
         let naive: Vec<u8> = (0..count)
             .flat_map(|k| src[k * stride as usize..k * stride as usize + len].to_vec())
@@ -720,7 +749,7 @@ mod tests {
     #[test]
     fn pack_unpack_roundtrip() {
         let d = Prog::bytes(0, 4);
-        let v = Prog::new(Prog::repeat(4, 5, 12, &d));
+        let v = Prog::new(Prog::repeat(4, 5, 12, &d).unwrap());
         let src: Vec<u8> = (0..200u8).collect();
         let mut packed = vec![0u8; 40];
         // SAFETY: the elements lie within `src` (2 elements of extent 64, data below 64).
