@@ -157,16 +157,30 @@ impl Node {
                     if out.len() >= MAX_SEGS {
                         return false;
                     }
-                    out.push((at + o, n));
+                    out.push((at.wrapping_add(o), n));
                 }
                 true
+                // Wrapping: the offsets of an accepted type are exact modulo 2^64 (a sum of a
+                // displacement and an extent of opposite signs may leave isize on the way).
             }
-            Shape::Blocks(b, k) => b
-                .iter()
-                .all(|&(d, bl)| (0..bl).all(|j| k.walk(at + d + j as isize * k.extent, out))),
-            Shape::Struct(f) => f
-                .iter()
-                .all(|(bl, d, k)| (0..*bl).all(|j| k.walk(at + d + j as isize * k.extent, out))),
+            Shape::Blocks(b, k) => b.iter().all(|&(d, bl)| {
+                (0..bl).all(|j| {
+                    k.walk(
+                        at.wrapping_add(d)
+                            .wrapping_add((j as isize).wrapping_mul(k.extent)),
+                        out,
+                    )
+                })
+            }),
+            Shape::Struct(f) => f.iter().all(|(bl, d, k)| {
+                (0..*bl).all(|j| {
+                    k.walk(
+                        at.wrapping_add(*d)
+                            .wrapping_add((j as isize).wrapping_mul(k.extent)),
+                        out,
+                    )
+                })
+            }),
             Shape::Same(k) => k.walk(at, out),
             Shape::Subarray(d, fortran, k) => {
                 let mut dims = d.clone();
@@ -180,9 +194,11 @@ impl Node {
                 loop {
                     let mut off = 0isize;
                     for (i, &(s, _, st)) in dims.iter().enumerate() {
-                        off = off * s as isize + (idx[i] + st) as isize;
+                        off = off
+                            .wrapping_mul(s as isize)
+                            .wrapping_add((idx[i] + st) as isize);
                     }
-                    if !k.walk(at + off * k.extent, out) {
+                    if !k.walk(at.wrapping_add(off.wrapping_mul(k.extent)), out) {
                         return false;
                     }
                     let mut i = dims.len();
@@ -406,9 +422,12 @@ impl Case {
         }
         let k = self.node(i);
         let shape = match usize::try_from(n) {
-            Ok(n) if n <= MAX_SEGS => {
-                Shape::Blocks((0..n).map(|j| (j as isize * k.extent, 1)).collect(), k)
-            }
+            Ok(n) if n <= MAX_SEGS => Shape::Blocks(
+                (0..n)
+                    .map(|j| ((j as isize).wrapping_mul(k.extent), 1))
+                    .collect(),
+                k,
+            ),
             _ => Shape::Opaque,
         };
         self.made("contiguous", rc, h, self.live(i), shape);
@@ -449,9 +468,10 @@ impl Case {
             Some(st as isize)
         };
         let shape = match (usize::try_from(n), usize::try_from(bl), bytes) {
-            (Ok(n), Ok(bl), Some(s)) if n <= MAX_SEGS => {
-                Shape::Blocks((0..n).map(|j| (j as isize * s, bl)).collect(), k)
-            }
+            (Ok(n), Ok(bl), Some(s)) if n <= MAX_SEGS => Shape::Blocks(
+                (0..n).map(|j| ((j as isize).wrapping_mul(s), bl)).collect(),
+                k,
+            ),
             _ => Shape::Opaque,
         };
         self.made("vector", rc, h, self.live(i), shape);
@@ -620,7 +640,7 @@ impl Case {
         for d in 0..ndims as usize {
             let (s, ss, st) = (cv(sizes[d]), cv(subs[d]), cv(starts[d]));
             assert!(
-                s > 0 && ss >= 0 && st >= 0 && ss + st <= s,
+                s > 0 && ss >= 0 && st >= 0 && ss <= s - st,
                 "subarray accepted dims ({s}, {ss}, {st})"
             );
             dims.push((s as usize, ss as usize, st as usize));
@@ -922,7 +942,9 @@ impl Case {
         let last = (count - 1).checked_mul(ext);
         let Some(last) = last else { return };
         let lo = tlb.min(tlb.saturating_add(last));
-        let hi = (tlb + text).max((tlb + text).saturating_add(last));
+        let hi = tlb
+            .saturating_add(text)
+            .max(tlb.saturating_add(text).saturating_add(last));
         let span = hi.saturating_sub(lo);
         if !(0..=MAX_SPAN as i64).contains(&span) {
             return;
@@ -966,7 +988,7 @@ impl Case {
         let mut map = Vec::new();
         let mut modelled = true;
         for e in 0..count as isize {
-            if !node.walk(e * ext as isize, &mut map) {
+            if !node.walk(e.wrapping_mul(ext as isize), &mut map) {
                 modelled = false;
                 break;
             }
