@@ -160,9 +160,9 @@ impl Node {
                     out.push((at.wrapping_add(o), n));
                 }
                 true
-                // Wrapping: the offsets of an accepted type are exact modulo 2^64 (a sum of a
-                // displacement and an extent of opposite signs may leave isize on the way).
             }
+            // Wrapping: the offsets of an accepted type are exact modulo 2^64 (a sum of a
+            // displacement and an extent of opposite signs may leave isize on the way).
             Shape::Blocks(b, k) => b.iter().all(|&(d, bl)| {
                 (0..bl).all(|j| {
                     k.walk(

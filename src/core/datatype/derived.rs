@@ -787,6 +787,77 @@ mod tests {
     }
 
     #[test]
+    fn darray_cyclic_is_constant_size() {
+        let i = pre(MPI_INT);
+        // 11 elements, 3 processes, cyclic(2): rank 2 holds 4,5 and the cut block 10.
+        let t = darray(
+            3,
+            2,
+            &[11],
+            &[MPI_DISTRIBUTE_CYCLIC],
+            &[2],
+            &[3],
+            MPI_ORDER_C,
+            &i,
+            Contents::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            (t.size, t.extent, t.true_lb, t.true_extent),
+            (12, 44, 16, 28)
+        );
+        // 2^40 cyclic(1) blocks: one strided step, not a list of blocks.
+        let big = darray(
+            1,
+            0,
+            &[1 << 40],
+            &[MPI_DISTRIBUTE_CYCLIC],
+            &[1],
+            &[1],
+            MPI_ORDER_C,
+            &i,
+            Contents::default(),
+        )
+        .unwrap();
+        assert_eq!(big.size, 4 << 40);
+        assert!(big.prog.ops.len() <= 2);
+        // ceil(g / p) near i64::MAX does not overflow.
+        assert!(darray(
+            1,
+            0,
+            &[i64::MAX],
+            &[MPI_DISTRIBUTE_BLOCK],
+            &[MPI_DISTRIBUTE_DFLT_DARG],
+            &[1],
+            MPI_ORDER_C,
+            &i,
+            Contents::default(),
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn layouts_beyond_isize_are_refused() {
+        let d = pre(MPI_DOUBLE);
+        // Extent 1, true extent 16: the extents fit, the true bounds of the vector do not.
+        let c2 = Arc::new(contiguous(2, &d, Contents::default()).unwrap());
+        let r = Arc::new(resized(&c2, 0, 1, Contents::default()).unwrap());
+        assert!(vector_bytes(2, 1, isize::MAX - 4, &r, Contents::default()).is_err());
+        // Two fields whose span exceeds isize::MAX.
+        let far = structure(
+            &[
+                (1, isize::MIN / 2 - 8, d.clone()),
+                (1, isize::MAX / 2 + 8, d.clone()),
+            ],
+            Contents::default(),
+        );
+        assert!(far.is_err());
+        // A size that overflows usize in the engine is refused, not wrapped.
+        let huge = Arc::new(contiguous(1 << 31, &d, Contents::default()).unwrap());
+        assert!(vector_bytes(1 << 31, 1 << 31, 0, &huge, Contents::default()).is_err());
+    }
+
+    #[test]
     fn partial_elements() {
         let s = structure(
             &[(2, 0, pre(MPI_INT)), (1, 8, pre(MPI_DOUBLE))],
