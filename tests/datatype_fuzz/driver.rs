@@ -231,8 +231,11 @@ struct Entry {
     live: bool,
 }
 
+/// (offset, length) pieces of a type map.
+type Pieces = Vec<(isize, usize)>;
+
 /// Predefined types with their maps: (handle, pieces, extent).
-fn predefined() -> Vec<(usize, Vec<(isize, usize)>, isize)> {
+fn predefined() -> Vec<(usize, Pieces, isize)> {
     vec![
         (MPI_BYTE, vec![(0, 1)], 1),
         (MPI_SHORT, vec![(0, 2)], 2),

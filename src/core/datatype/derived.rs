@@ -254,7 +254,7 @@ impl Blocks {
         self.bound(lo, hi);
         self.copies = self.copies.checked_add(bl).map_or_else(too_big, Ok)?;
         self.ops
-            .extend(Prog::repeat(disp, bl, stride, &old.prog).map_or_else(too_big, Ok)?);
+            .extend(Prog::try_repeat(disp, bl, stride, &old.prog).map_or_else(too_big, Ok)?);
         Ok(())
     }
     fn bound(&mut self, lo: isize, hi: isize) {
@@ -318,8 +318,8 @@ pub fn vector_bytes(
         let last = imul(count as isize - 1, stride)?;
         b.add(old, last, bl, old.extent)?;
     }
-    let block = Prog::new(Prog::repeat(0, bl, old.extent, &old.prog).map_or_else(too_big, Ok)?);
-    let ops = Prog::repeat(0, count, stride, &block).map_or_else(too_big, Ok)?;
+    let block = Prog::new(Prog::try_repeat(0, bl, old.extent, &old.prog).map_or_else(too_big, Ok)?);
+    let ops = Prog::try_repeat(0, count, stride, &block).map_or_else(too_big, Ok)?;
     single(old, ops, b.lo, b.hi, mul(count, bl)?, c)
 }
 
@@ -474,9 +474,9 @@ fn boxed(sizes: &[usize], runs: &[Vec<Runs>], old: &Arc<Dtype>, c: Contents) -> 
         let mut here = 0usize;
         for r in &runs[d] {
             let block =
-                Prog::new(Prog::repeat(0, r.len, strides[d], &prog).map_or_else(too_big, Ok)?);
+                Prog::new(Prog::try_repeat(0, r.len, strides[d], &prog).map_or_else(too_big, Ok)?);
             ops.extend(
-                Prog::repeat(
+                Prog::try_repeat(
                     imul(isz(r.start)?, strides[d])?,
                     r.count,
                     imul(isz(r.step)?, strides[d])?,

@@ -2,7 +2,7 @@
 //! strided runs and loops, and the walkers that pack, unpack and list memory segments of any
 //! byte range of the packed stream (so large messages can be moved piece by piece).
 //!
-//! Programs are built bottom-up by the constructors ([`Prog::repeat`], [`Prog::concat`]):
+//! Programs are built bottom-up by the constructors ([`Prog::try_repeat`], [`Prog::concat`]):
 //! repeated contiguous blocks fold into one copy, a repeated block with a gap becomes a strided
 //! run, a repeated strided run that continues its own stride becomes a longer strided run, and
 //! adjacent copies merge. A 3-D subarray face thus compiles to one copy, one strided run of
@@ -135,7 +135,7 @@ impl Prog {
     /// simplest equivalent steps. `None` when the bytes touched would not all lie within
     /// `isize` offsets (a span the address space cannot hold), so that every offset the
     /// steps and their walks compute fits.
-    pub fn repeat(off: isize, count: usize, stride: isize, body: &Prog) -> Option<Vec<Op>> {
+    pub fn try_repeat(off: isize, count: usize, stride: isize, body: &Prog) -> Option<Vec<Op>> {
         if count == 0 || body.size == 0 {
             return Some(Vec::new());
         }
@@ -148,6 +148,14 @@ impl Prog {
             return None;
         }
         Some(Self::repeat_within(off, count, stride, body))
+    }
+
+    /// [`Prog::try_repeat`] for layouts known to fit (tests, benchmarks).
+    ///
+    /// # Panics
+    /// When the bytes touched do not all lie within `isize` offsets.
+    pub fn repeat(off: isize, count: usize, stride: isize, body: &Prog) -> Vec<Op> {
+        Self::try_repeat(off, count, stride, body).expect("a layout beyond isize offsets")
     }
 
     fn repeat_within(off: isize, count: usize, stride: isize, body: &Prog) -> Vec<Op> {
@@ -212,7 +220,7 @@ impl Prog {
     }
 }
 
-/// Bounds of steps made by [`Prog::repeat`] (which checked that they fit `isize`).
+/// Bounds of steps made by [`Prog::try_repeat`] (which checked that they fit `isize`).
 fn bounds_of(ops: &[Op]) -> Option<(isize, isize)> {
     let mut lo = isize::MAX;
     let mut hi = isize::MIN;
@@ -351,7 +359,7 @@ pub fn walk_n<S: Sink>(
     let to = to.min(sz.saturating_mul(count));
     if prog.ops.len() == 1 && count > 1 {
         // Fold the element loop into the single step when it continues it.
-        if let Some(ops) = Prog::repeat(0, count, extent, prog) {
+        if let Some(ops) = Prog::try_repeat(0, count, extent, prog) {
             if ops.len() == 1 && !matches!(ops[0], Op::Loop { .. }) {
                 let p = Prog::new(ops);
                 return walk(&p, base, from, to, s);
@@ -663,11 +671,11 @@ mod tests {
         let d = Prog::bytes(0, 8);
         // contiguous(4, double) -> one copy
         assert_eq!(
-            Prog::repeat(0, 4, 8, &d).unwrap(),
+            Prog::repeat(0, 4, 8, &d),
             vec![Op::Copy { off: 0, len: 32 }]
         );
         // vector(3, 1, 4, double) -> strided
-        let v = Prog::new(Prog::repeat(0, 3, 32, &d).unwrap());
+        let v = Prog::new(Prog::repeat(0, 3, 32, &d));
         assert_eq!(
             v.ops,
             vec![Op::Strided {
@@ -678,7 +686,7 @@ mod tests {
             }]
         );
         // repeating the vector at its own continuation extends it
-        let vv = Prog::repeat(0, 2, 96, &v).unwrap();
+        let vv = Prog::repeat(0, 2, 96, &v);
         assert_eq!(
             vv,
             vec![Op::Strided {
@@ -700,7 +708,7 @@ mod tests {
     #[test]
     fn partial_walks_cut_segments() {
         let d = Prog::bytes(0, 8);
-        let v = Prog::new(Prog::repeat(0, 3, 32, &d).unwrap());
+        let v = Prog::new(Prog::repeat(0, 3, 32, &d));
         assert_eq!(
             segs(&v, 96, 1, 0, 24),
             vec![(1000, 8), (1032, 8), (1064, 8)]
@@ -711,7 +719,7 @@ mod tests {
         );
         // two elements: the element loop continues the stride
         assert_eq!(segs(&v, 96, 2, 20, 30).len(), 2);
-        let nested = Prog::new(Prog::repeat(8, 2, 200, &v).unwrap());
+        let nested = Prog::new(Prog::repeat(8, 2, 200, &v));
         assert_eq!(nested.size, 48);
         assert_eq!(segs(&nested, 400, 1, 22, 30), vec![(1078, 2), (1208, 6)]);
     }
@@ -721,7 +729,7 @@ mod tests {
     #[test]
     fn large_blocks_pack_unpack() {
         let (len, count, stride) = (300usize, 7usize, 1000isize);
-        let v = Prog::new(Prog::repeat(0, count, stride, &Prog::bytes(0, len)).unwrap());
+        let v = Prog::new(Prog::repeat(0, count, stride, &Prog::bytes(0, len)));
         let src: Vec<u8> = (0..8000u32).map(|i| (i * 7 % 251) as u8).collect();
         let naive: Vec<u8> = (0..count)
             .flat_map(|k| src[k * stride as usize..k * stride as usize + len].to_vec())
@@ -749,7 +757,7 @@ mod tests {
     #[test]
     fn pack_unpack_roundtrip() {
         let d = Prog::bytes(0, 4);
-        let v = Prog::new(Prog::repeat(4, 5, 12, &d).unwrap());
+        let v = Prog::new(Prog::repeat(4, 5, 12, &d));
         let src: Vec<u8> = (0..200u8).collect();
         let mut packed = vec![0u8; 40];
         // SAFETY: the elements lie within `src` (2 elements of extent 64, data below 64).
