@@ -954,7 +954,7 @@ impl Case {
         }
         let mut src = vec![0u8; span as usize];
         fill(seed, &mut src);
-        let base = src.as_ptr().wrapping_offset(-lo as isize);
+        let base = src.as_ptr().wrapping_offset((lo as isize).wrapping_neg());
         let total = start + bytes;
         let mut out = vec![0u8; total as usize];
         // One byte short: refused, position kept.
@@ -1011,7 +1011,9 @@ impl Case {
         }
         // Unpack into a zeroed buffer: the covered bytes come back, the others stay zero.
         let mut dst = vec![0u8; span as usize];
-        let dbase = dst.as_mut_ptr().wrapping_offset(-lo as isize);
+        let dbase = dst
+            .as_mut_ptr()
+            .wrapping_offset((lo as isize).wrapping_neg());
         let mut pos = start;
         let rc = mpi::MPI_Unpack_c(
             out.as_ptr().cast(),
@@ -1106,7 +1108,9 @@ impl Case {
         assert_eq!(rc, MPI_SUCCESS, "pack_external");
         assert_eq!(p, esize);
         let mut dst2 = vec![0u8; span as usize];
-        let d2 = dst2.as_mut_ptr().wrapping_offset(-lo as isize);
+        let d2 = dst2
+            .as_mut_ptr()
+            .wrapping_offset((lo as isize).wrapping_neg());
         let mut p = 0i64;
         let rc = mpi::MPI_Unpack_external_c(
             rep,
