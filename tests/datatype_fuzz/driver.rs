@@ -141,6 +141,11 @@ enum Shape {
     Opaque,
 }
 
+thread_local! {
+    /// Node visits left to the current naive walk.
+    static WALK_BUDGET: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A type the driver made or named, with the facts recorded when it was made.
 struct Node {
     shape: Shape,
@@ -151,6 +156,10 @@ impl Node {
     /// Appends the type map of one element at `at`; false when the budget runs out or the
     /// type has no model.
     fn walk(&self, at: isize, out: &mut Vec<(isize, usize)>) -> bool {
+        // Visits are budgeted too: zero-size children add no segments however many.
+        if WALK_BUDGET.with(|b| b.replace(b.get().saturating_sub(1))) == 0 {
+            return false;
+        }
         match &self.shape {
             Shape::Basic(p) => {
                 for &(o, n) in p {
@@ -990,6 +999,7 @@ impl Case {
         let node = self.types[i].node.clone();
         let mut map = Vec::new();
         let mut modelled = true;
+        WALK_BUDGET.with(|b| b.set(4 * MAX_SEGS));
         for e in 0..count as isize {
             if !node.walk(e.wrapping_mul(ext as isize), &mut map) {
                 modelled = false;
