@@ -1224,7 +1224,10 @@ fn data_of(
         }
         Resolved::Plain { .. } => {
             let t = Arc::new(Dtype::predefined(dt as usize).expect("pair type"));
-            let bytes = t.size * n;
+            let bytes = t
+                .size
+                .checked_mul(n)
+                .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)?;
             Ok((Data::Prog(t, n, buf as usize), bytes))
         }
         Resolved::Layout(t) => {
@@ -1235,6 +1238,12 @@ fn data_of(
             Ok((Data::Prog(t, n, buf as usize), bytes))
         }
     }
+}
+
+/// Whether `bytes` of data exceed the `room` left in a buffer (also when `bytes` is beyond
+/// what an `i64` position can address).
+fn exceeds(bytes: usize, room: i64) -> bool {
+    i64::try_from(bytes).map_or(true, |b| b > room)
 }
 
 fn check_comm(rt: &Runtime, comm: MPI_Comm) -> MpiResult<()> {
@@ -1267,7 +1276,7 @@ unsafe fn pack(
         }
         data_of(rt, inbuf, n, dt)
     })?;
-    if bytes as i64 > outsize - pos {
+    if exceeds(bytes, outsize - pos) {
         return fail(
             MPI_ERR_TRUNCATE,
             format!(
@@ -1320,7 +1329,7 @@ unsafe fn unpack(
         }
         data_of(rt, outbuf, n, dt)
     })?;
-    if bytes as i64 > insize - pos {
+    if exceeds(bytes, insize - pos) {
         return fail(
             MPI_ERR_TRUNCATE,
             format!(
@@ -1503,7 +1512,7 @@ unsafe fn pack_external(
     let n = count(incount)?;
     let (t, bytes) = ext_size(dt, n)?;
     let pos = *position;
-    if pos < 0 || outsize < 0 || bytes as i64 > outsize - pos {
+    if pos < 0 || outsize < 0 || pos > outsize || exceeds(bytes, outsize - pos) {
         return fail(
             MPI_ERR_TRUNCATE,
             format!(
@@ -1517,7 +1526,12 @@ unsafe fn pack_external(
     if outbuf.is_null() {
         return fail(MPI_ERR_BUFFER, "outbuf must not be NULL");
     }
-    let mut native = vec![0u8; t.size * n];
+    let mut native = vec![
+        0u8;
+        t.size
+            .checked_mul(n)
+            .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)?
+    ];
     // SAFETY: the input is a valid buffer of `n` elements; the output holds `outsize` bytes
     // and [pos, pos + bytes) lies inside it.
     let dst = unsafe {
@@ -1547,7 +1561,7 @@ unsafe fn unpack_external(
     let n = count(outcount)?;
     let (t, bytes) = ext_size(dt, n)?;
     let pos = *position;
-    if pos < 0 || insize < 0 || bytes as i64 > insize - pos {
+    if pos < 0 || insize < 0 || pos > insize || exceeds(bytes, insize - pos) {
         return fail(
             MPI_ERR_TRUNCATE,
             format!(
@@ -1563,7 +1577,12 @@ unsafe fn unpack_external(
     }
     // SAFETY: [pos, pos + bytes) lies inside the input buffer of `insize` bytes.
     let src = unsafe { std::slice::from_raw_parts((inbuf as *const u8).add(pos as usize), bytes) };
-    let mut native = vec![0u8; t.size * n];
+    let mut native = vec![
+        0u8;
+        t.size
+            .checked_mul(n)
+            .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)?
+    ];
     let (mut r, mut w) = (0, 0);
     for _ in 0..n {
         let (a, b) = external::convert(&t, &src[r..], &mut native[w..], false)?;

@@ -90,6 +90,11 @@ fn imul(a: isize, b: isize) -> MpiResult<isize> {
     a.checked_mul(b).map_or_else(too_big, Ok)
 }
 
+/// `hi - lo`, an extent (`MPI_ERR_COUNT` beyond `isize`).
+fn span(lo: isize, hi: isize) -> MpiResult<isize> {
+    hi.checked_sub(lo).map_or_else(too_big, Ok)
+}
+
 fn iadd(a: isize, b: isize) -> MpiResult<isize> {
     a.checked_add(b).map_or_else(too_big, Ok)
 }
@@ -248,7 +253,8 @@ impl Blocks {
         let hi = iadd(iadd(disp, old.ub())?, span.max(0))?;
         self.bound(lo, hi);
         self.copies = self.copies.checked_add(bl).map_or_else(too_big, Ok)?;
-        self.ops.extend(Prog::repeat(disp, bl, stride, &old.prog));
+        self.ops
+            .extend(Prog::try_repeat(disp, bl, stride, &old.prog).map_or_else(too_big, Ok)?);
         Ok(())
     }
     fn bound(&mut self, lo: isize, hi: isize) {
@@ -277,9 +283,9 @@ fn single(
         handle: 0,
         size,
         lb: lo,
-        extent: hi - lo,
+        extent: span(lo, hi)?,
         true_lb: tl,
-        true_extent: th - tl,
+        true_extent: span(tl, th)?,
         elements: copies as u64 * old.elements,
         align: old.align,
         sticky: old.sticky,
@@ -312,8 +318,8 @@ pub fn vector_bytes(
         let last = imul(count as isize - 1, stride)?;
         b.add(old, last, bl, old.extent)?;
     }
-    let block = Prog::new(Prog::repeat(0, bl, old.extent, &old.prog));
-    let ops = Prog::repeat(0, count, stride, &block);
+    let block = Prog::new(Prog::try_repeat(0, bl, old.extent, &old.prog).map_or_else(too_big, Ok)?);
+    let ops = Prog::try_repeat(0, count, stride, &block).map_or_else(too_big, Ok)?;
     single(old, ops, b.lo, b.hi, mul(count, bl)?, c)
 }
 
@@ -353,10 +359,10 @@ pub fn structure(fields: &[(usize, isize, Arc<Dtype>)], c: Contents) -> MpiResul
     }
     let (lo, mut hi) = (b.lo, b.hi);
     if !sticky && b.any {
-        let ext = hi - lo;
+        let ext = span(lo, hi)?;
         let a = align as isize;
         if ext % a != 0 {
-            hi += a - ext.rem_euclid(a);
+            hi = iadd(hi, a - ext.rem_euclid(a))?;
         }
     }
     let prog = Prog::new(b.ops);
@@ -365,9 +371,9 @@ pub fn structure(fields: &[(usize, isize, Arc<Dtype>)], c: Contents) -> MpiResul
         handle: 0,
         size,
         lb: lo,
-        extent: hi - lo,
+        extent: span(lo, hi)?,
         true_lb: tl,
-        true_extent: th - tl,
+        true_extent: span(tl, th)?,
         elements,
         align,
         sticky,
@@ -424,38 +430,63 @@ pub fn dup(old: &Arc<Dtype>) -> Dtype {
     }
 }
 
+/// Indices `start + i * step + j` for `i < count`, `j < len`: `count` runs of `len`
+/// consecutive indices along one dimension (a cyclic distribution is one such group plus
+/// perhaps a shorter last run, whatever the number of blocks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Runs {
+    start: usize,
+    len: usize,
+    count: usize,
+    step: usize,
+}
+
+impl Runs {
+    /// One run of `len` indices from `start`.
+    fn one(start: usize, len: usize) -> Runs {
+        Runs {
+            start,
+            len,
+            count: 1,
+            step: 0,
+        }
+    }
+}
+
 /// An n-dimensional box of `old` in an array of `sizes` (outermost dimension first): along
-/// each dimension the runs `(start, length)` of indices it holds. Lower bound 0, extent the
-/// whole array.
-fn boxed(
-    sizes: &[usize],
-    runs: &[Vec<(usize, usize)>],
-    old: &Arc<Dtype>,
-    c: Contents,
-) -> MpiResult<Dtype> {
+/// each dimension the groups of runs of indices it holds. Lower bound 0, extent the whole
+/// array.
+fn boxed(sizes: &[usize], runs: &[Vec<Runs>], old: &Arc<Dtype>, c: Contents) -> MpiResult<Dtype> {
     let n = sizes.len();
     let mut strides = vec![old.extent; n];
     for d in (0..n.saturating_sub(1)).rev() {
-        strides[d] = imul(strides[d + 1], sizes[d + 1] as isize)?;
+        strides[d] = imul(strides[d + 1], isz(sizes[d + 1])?)?;
     }
     let whole = if n == 0 {
         old.extent
     } else {
-        imul(strides[0], sizes[0] as isize)?
+        imul(strides[0], isz(sizes[0])?)?
     };
     let mut prog = (*old.prog).clone();
     let mut copies = 1usize;
     for d in (0..n).rev() {
         let mut ops = Vec::new();
         let mut here = 0usize;
-        for &(start, len) in &runs[d] {
-            ops.extend(Prog::repeat(
-                imul(start as isize, strides[d])?,
-                len,
-                strides[d],
-                &prog,
-            ));
-            here += len;
+        for r in &runs[d] {
+            let block =
+                Prog::new(Prog::try_repeat(0, r.len, strides[d], &prog).map_or_else(too_big, Ok)?);
+            ops.extend(
+                Prog::try_repeat(
+                    imul(isz(r.start)?, strides[d])?,
+                    r.count,
+                    imul(isz(r.step)?, strides[d])?,
+                    &block,
+                )
+                .map_or_else(too_big, Ok)?,
+            );
+            here = here
+                .checked_add(mul(r.len, r.count)?)
+                .map_or_else(too_big, Ok)?;
         }
         copies = mul(copies, here)?;
         prog = Prog::new(ops);
@@ -467,7 +498,7 @@ fn boxed(
         lb: 0,
         extent: whole,
         true_lb: tl,
-        true_extent: th - tl,
+        true_extent: span(tl, th)?,
         elements: copies as u64 * old.elements,
         align: old.align,
         sticky: true,
@@ -478,6 +509,11 @@ fn boxed(
         },
         contents: c,
     })
+}
+
+/// An index or count as a displacement factor (`MPI_ERR_ARG` beyond `isize`).
+fn isz(v: usize) -> MpiResult<isize> {
+    isize::try_from(v).or_else(|_| fail(MPI_ERR_ARG, format!("{v} is too large")))
 }
 
 fn check_order(order: i32) -> MpiResult<()> {
@@ -528,11 +564,11 @@ pub fn subarray(
             );
         }
     }
-    let mut dims: Vec<(usize, Vec<(usize, usize)>)> = (0..sizes.len())
+    let mut dims: Vec<(usize, Vec<Runs>)> = (0..sizes.len())
         .map(|d| {
             (
                 sizes[d] as usize,
-                vec![(starts[d] as usize, subsizes[d] as usize)],
+                vec![Runs::one(starts[d] as usize, subsizes[d] as usize)],
             )
         })
         .collect();
@@ -614,11 +650,12 @@ pub fn darray(
                         format!("dimension {d} is not distributed but has {p} processes"),
                     );
                 }
-                runs.push((0, g as usize));
+                runs.push(Runs::one(0, g as usize));
             }
             x if x == MPI_DISTRIBUTE_BLOCK => {
                 let b = if darg == MPI_DISTRIBUTE_DFLT_DARG {
-                    (g + p - 1) / p
+                    // ceil(g / p) without overflow (g > 0)
+                    (g - 1) / p + 1
                 } else if darg <= 0 {
                     return fail(MPI_ERR_ARG, format!("invalid block size {darg}"));
                 } else {
@@ -632,7 +669,7 @@ pub fn darray(
                 }
                 let start = k * b;
                 if start < g {
-                    runs.push((start as usize, b.min(g - start) as usize));
+                    runs.push(Runs::one(start as usize, b.min(g - start) as usize));
                 }
             }
             x if x == MPI_DISTRIBUTE_CYCLIC => {
@@ -643,10 +680,24 @@ pub fn darray(
                 } else {
                     darg as i64
                 };
-                let mut s = k * b;
-                while s < g {
-                    runs.push((s as usize, b.min(g - s) as usize));
-                    s += p * b;
+                // Blocks of b from k * b, p * b apart (all products below 2^62); the last
+                // one may be cut short by the end of the dimension.
+                let (first, step) = (k * b, p * b);
+                if first < g {
+                    let blocks = (g - first - 1) / step + 1;
+                    let last = first + (blocks - 1) * step;
+                    let full = if g - last >= b { blocks } else { blocks - 1 };
+                    if full > 0 {
+                        runs.push(Runs {
+                            start: first as usize,
+                            len: b as usize,
+                            count: full as usize,
+                            step: step as usize,
+                        });
+                    }
+                    if full < blocks {
+                        runs.push(Runs::one(last as usize, (g - last) as usize));
+                    }
                 }
             }
             x => {
@@ -733,6 +784,77 @@ mod tests {
         )
         .unwrap();
         assert_eq!((b.size, b.true_lb), (8, 32));
+    }
+
+    #[test]
+    fn darray_cyclic_is_constant_size() {
+        let i = pre(MPI_INT);
+        // 11 elements, 3 processes, cyclic(2): rank 2 holds 4,5 and the cut block 10.
+        let t = darray(
+            3,
+            2,
+            &[11],
+            &[MPI_DISTRIBUTE_CYCLIC],
+            &[2],
+            &[3],
+            MPI_ORDER_C,
+            &i,
+            Contents::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            (t.size, t.extent, t.true_lb, t.true_extent),
+            (12, 44, 16, 28)
+        );
+        // 2^40 cyclic(1) blocks: one strided step, not a list of blocks.
+        let big = darray(
+            1,
+            0,
+            &[1 << 40],
+            &[MPI_DISTRIBUTE_CYCLIC],
+            &[1],
+            &[1],
+            MPI_ORDER_C,
+            &i,
+            Contents::default(),
+        )
+        .unwrap();
+        assert_eq!(big.size, 4 << 40);
+        assert!(big.prog.ops.len() <= 2);
+        // ceil(g / p) near i64::MAX does not overflow.
+        assert!(darray(
+            1,
+            0,
+            &[i64::MAX],
+            &[MPI_DISTRIBUTE_BLOCK],
+            &[MPI_DISTRIBUTE_DFLT_DARG],
+            &[1],
+            MPI_ORDER_C,
+            &i,
+            Contents::default(),
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn layouts_beyond_isize_are_refused() {
+        let d = pre(MPI_DOUBLE);
+        // Extent 1, true extent 16: the extents fit, the true bounds of the vector do not.
+        let c2 = Arc::new(contiguous(2, &d, Contents::default()).unwrap());
+        let r = Arc::new(resized(&c2, 0, 1, Contents::default()).unwrap());
+        assert!(vector_bytes(2, 1, isize::MAX - 4, &r, Contents::default()).is_err());
+        // Two fields whose span exceeds isize::MAX.
+        let far = structure(
+            &[
+                (1, isize::MIN / 2 - 8, d.clone()),
+                (1, isize::MAX / 2 + 8, d.clone()),
+            ],
+            Contents::default(),
+        );
+        assert!(far.is_err());
+        // A size that overflows usize in the engine is refused, not wrapped.
+        let huge = Arc::new(contiguous(1 << 31, &d, Contents::default()).unwrap());
+        assert!(vector_bytes(1 << 31, 1 << 31, 0, &huge, Contents::default()).is_err());
     }
 
     #[test]

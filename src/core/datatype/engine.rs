@@ -2,7 +2,7 @@
 //! strided runs and loops, and the walkers that pack, unpack and list memory segments of any
 //! byte range of the packed stream (so large messages can be moved piece by piece).
 //!
-//! Programs are built bottom-up by the constructors ([`Prog::repeat`], [`Prog::concat`]):
+//! Programs are built bottom-up by the constructors ([`Prog::try_repeat`], [`Prog::concat`]):
 //! repeated contiguous blocks fold into one copy, a repeated block with a gap becomes a strided
 //! run, a repeated strided run that continues its own stride becomes a longer strided run, and
 //! adjacent copies merge. A 3-D subarray face thus compiles to one copy, one strided run of
@@ -52,8 +52,10 @@ impl Op {
     pub fn size(&self) -> usize {
         match self {
             Op::Copy { len, .. } => *len,
-            Op::Strided { len, count, .. } => len * count,
-            Op::Loop { count, body, .. } => count * body.size,
+            // Saturating: a type whose size overflows is rejected by its constructor, which
+            // computes the size with checks.
+            Op::Strided { len, count, .. } => len.saturating_mul(*count),
+            Op::Loop { count, body, .. } => count.saturating_mul(body.size),
         }
     }
     fn shifted(&self, d: isize) -> Op {
@@ -68,7 +70,7 @@ impl Op {
         match self {
             Op::Copy { .. } => 1,
             Op::Strided { count, .. } => *count,
-            Op::Loop { count, body, .. } => count * body.segments,
+            Op::Loop { count, body, .. } => count.saturating_mul(body.segments),
         }
     }
 }
@@ -84,6 +86,8 @@ pub struct Prog {
     pub size: usize,
     /// Contiguous segments of one element (after merging).
     pub segments: usize,
+    /// The lowest and highest (exclusive) byte offsets touched, `None` when empty.
+    lohi: Option<(isize, isize)>,
 }
 
 impl Prog {
@@ -109,14 +113,16 @@ impl Prog {
         let mut segments = 0usize;
         for op in &out {
             starts.push(size);
-            size += op.size();
-            segments += op.segments();
+            size = size.saturating_add(op.size());
+            segments = segments.saturating_add(op.segments());
         }
+        let lohi = bounds_of(&out);
         Prog {
             ops: out,
             starts,
             size,
             segments,
+            lohi,
         }
     }
 
@@ -126,11 +132,33 @@ impl Prog {
     }
 
     /// `count` copies of `body`, `stride` bytes apart, the first at `off`, folded into the
-    /// simplest equivalent steps.
-    pub fn repeat(off: isize, count: usize, stride: isize, body: &Prog) -> Vec<Op> {
+    /// simplest equivalent steps. `None` when the bytes touched would not all lie within
+    /// `isize` offsets (a span the address space cannot hold), so that every offset the
+    /// steps and their walks compute fits.
+    pub fn try_repeat(off: isize, count: usize, stride: isize, body: &Prog) -> Option<Vec<Op>> {
         if count == 0 || body.size == 0 {
-            return Vec::new();
+            return Some(Vec::new());
         }
+        let (bl, bh) = body.bounds()?;
+        // |span| < 2^64 * 2^63 fits i128; the sums are checked.
+        let span = (count as i128 - 1) * stride as i128;
+        let lo = (off as i128 + bl as i128).checked_add(span.min(0))?;
+        let hi = (off as i128 + bh as i128).checked_add(span.max(0))?;
+        if lo < isize::MIN as i128 || hi > isize::MAX as i128 || hi - lo > isize::MAX as i128 {
+            return None;
+        }
+        Some(Self::repeat_within(off, count, stride, body))
+    }
+
+    /// [`Prog::try_repeat`] for layouts known to fit (tests, benchmarks).
+    ///
+    /// # Panics
+    /// When the bytes touched do not all lie within `isize` offsets.
+    pub fn repeat(off: isize, count: usize, stride: isize, body: &Prog) -> Vec<Op> {
+        Self::try_repeat(off, count, stride, body).expect("a layout beyond isize offsets")
+    }
+
+    fn repeat_within(off: isize, count: usize, stride: isize, body: &Prog) -> Vec<Op> {
         if count == 1 {
             return body.ops.iter().map(|o| o.shifted(off)).collect();
         }
@@ -138,6 +166,7 @@ impl Prog {
             match body.ops[0] {
                 Op::Copy { off: o, len } => {
                     if stride == len as isize {
+                        // Within the checked span: len * count bytes fit isize.
                         return vec![Op::Copy {
                             off: off + o,
                             len: len * count,
@@ -155,7 +184,9 @@ impl Prog {
                     len,
                     count: c,
                     stride: s,
-                } if stride == s * c as isize => {
+                } if s.checked_mul(c as isize) == Some(stride)
+                    && c.checked_mul(count).is_some() =>
+                {
                     return vec![Op::Strided {
                         off: off + o,
                         len,
@@ -185,36 +216,41 @@ impl Prog {
 
     /// The lowest and highest (exclusive) byte offsets touched, `None` when empty.
     pub fn bounds(&self) -> Option<(isize, isize)> {
-        let mut lo = isize::MAX;
-        let mut hi = isize::MIN;
-        for op in &self.ops {
-            let (l, h) = match op {
-                Op::Copy { off, len } => (*off, *off + *len as isize),
-                Op::Strided {
-                    off,
-                    len,
-                    count,
-                    stride,
-                } => {
-                    let last = *off + (*count as isize - 1) * *stride;
-                    ((*off).min(last), (*off).max(last) + *len as isize)
-                }
-                Op::Loop {
-                    off,
-                    count,
-                    stride,
-                    body,
-                } => {
-                    let (bl, bh) = body.bounds().expect("non-empty body");
-                    let last = (*count as isize - 1) * *stride;
-                    (off + bl + last.min(0), off + bh + last.max(0))
-                }
-            };
-            lo = lo.min(l);
-            hi = hi.max(h);
-        }
-        (lo <= hi).then_some((lo, hi))
+        self.lohi
     }
+}
+
+/// Bounds of steps made by [`Prog::try_repeat`] (which checked that they fit `isize`).
+fn bounds_of(ops: &[Op]) -> Option<(isize, isize)> {
+    let mut lo = isize::MAX;
+    let mut hi = isize::MIN;
+    for op in ops {
+        let (l, h) = match op {
+            Op::Copy { off, len } => (*off, *off + *len as isize),
+            Op::Strided {
+                off,
+                len,
+                count,
+                stride,
+            } => {
+                let last = *off + (*count as isize - 1) * *stride;
+                ((*off).min(last), (*off).max(last) + *len as isize)
+            }
+            Op::Loop {
+                off,
+                count,
+                stride,
+                body,
+            } => {
+                let (bl, bh) = body.bounds().expect("non-empty body");
+                let last = (*count as isize - 1) * *stride;
+                (off + bl + last.min(0), off + bh + last.max(0))
+            }
+        };
+        lo = lo.min(l);
+        hi = hi.max(h);
+    }
+    (lo <= hi).then_some((lo, hi))
 }
 
 /// Receives the segments a walk produces.
@@ -323,10 +359,11 @@ pub fn walk_n<S: Sink>(
     let to = to.min(sz.saturating_mul(count));
     if prog.ops.len() == 1 && count > 1 {
         // Fold the element loop into the single step when it continues it.
-        let ops = Prog::repeat(0, count, extent, prog);
-        if ops.len() == 1 && !matches!(ops[0], Op::Loop { .. }) {
-            let p = Prog::new(ops);
-            return walk(&p, base, from, to, s);
+        if let Some(ops) = Prog::try_repeat(0, count, extent, prog) {
+            if ops.len() == 1 && !matches!(ops[0], Op::Loop { .. }) {
+                let p = Prog::new(ops);
+                return walk(&p, base, from, to, s);
+            }
         }
     }
     let mut k = from / sz;

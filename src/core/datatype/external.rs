@@ -78,15 +78,30 @@ pub fn size(t: &Dtype) -> MpiResult<usize> {
             Some(c) => c.iter().map(|x| x.1).sum(),
             None => return unsupported(t.handle),
         },
-        Kids::Single { n, child } => *n as usize * size(child)?,
+        Kids::Single { n, child } => times(*n, size(child)?)?,
         Kids::Struct(f) => {
-            let mut s = 0;
+            let mut s = 0usize;
             for (n, c) in f {
-                s += *n as usize * size(c)?;
+                s = s
+                    .checked_add(times(*n, size(c)?)?)
+                    .map_or_else(too_big, Ok)?;
             }
             s
         }
     })
+}
+
+/// `n` copies of `size` bytes (`MPI_ERR_COUNT` when the product overflows).
+fn times(n: u64, size: usize) -> MpiResult<usize> {
+    usize::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_mul(size))
+        .map_or_else(too_big, Ok)
+}
+
+#[cold]
+fn too_big<T>() -> MpiResult<T> {
+    fail(MPI_ERR_COUNT, "the external32 size overflows")
 }
 
 #[cold]
@@ -114,6 +129,8 @@ pub fn convert(t: &Dtype, src: &[u8], dst: &mut [u8], to_ext: bool) -> MpiResult
             }
             Ok((r, w))
         }
+        // Types without data hold no basic elements: nothing to convert, however many.
+        Kids::Single { child, .. } if child.size == 0 => Ok((0, 0)),
         Kids::Single { n, child } => {
             let (mut r, mut w) = (0, 0);
             for _ in 0..*n {
@@ -125,7 +142,7 @@ pub fn convert(t: &Dtype, src: &[u8], dst: &mut [u8], to_ext: bool) -> MpiResult
         }
         Kids::Struct(f) => {
             let (mut r, mut w) = (0, 0);
-            for (n, c) in f {
+            for (n, c) in f.iter().filter(|(_, c)| c.size > 0) {
                 for _ in 0..*n {
                     let (a, b) = convert(c, &src[r..], &mut dst[w..], to_ext)?;
                     r += a;
