@@ -274,6 +274,9 @@ fn class_of(what: &str, rc: i32) -> i32 {
 }
 
 /// Frees a type `MPI_Type_get_contents` returned, unless it is predefined.
+///
+/// # Safety
+/// MPI is initialised and `t` came from `MPI_Type_get_contents`.
 unsafe fn free_returned(mut t: MPI_Datatype) {
     let (mut a, mut b, mut c, mut d, mut comb) = (0, 0, 0, 0, 0);
     let rc = mpi::MPI_Type_get_envelope_c(t, &mut a, &mut b, &mut c, &mut d, &mut comb);
@@ -419,6 +422,10 @@ impl Case {
         }
     }
 
+    /// `MPI_Type_contiguous` (or `_c`) of a known type with a decoded count.
+    ///
+    /// # Safety
+    /// MPI is initialised (as [`run`] ensures) and this thread is the only one calling it.
     unsafe fn contiguous(&mut self, inp: &mut Input) {
         let (o, i) = self.pick(inp);
         let large = inp.u8() & 1 == 1;
@@ -445,6 +452,10 @@ impl Case {
         self.made("contiguous", rc, h, self.live(i), shape);
     }
 
+    /// `MPI_Type_vector`/`hvector` (or `_c`) with decoded count, block length and stride.
+    ///
+    /// # Safety
+    /// MPI is initialised (as [`run`] ensures) and this thread is the only one calling it.
     unsafe fn vector(&mut self, inp: &mut Input) {
         let (o, i) = self.pick(inp);
         let kind = inp.below(4);
@@ -489,6 +500,10 @@ impl Case {
         self.made("vector", rc, h, self.live(i), shape);
     }
 
+    /// The indexed family (indexed, hindexed, indexed_block, hindexed_block; int or `_c`).
+    ///
+    /// # Safety
+    /// MPI is initialised (as [`run`] ensures) and this thread is the only one calling it.
     unsafe fn indexed(&mut self, inp: &mut Input) {
         let (o, i) = self.pick(inp);
         let kind = inp.below(8);
@@ -550,6 +565,10 @@ impl Case {
         self.made("indexed", rc, h, self.live(i), Shape::Blocks(blocks, k));
     }
 
+    /// `MPI_Type_create_struct` (or `_c`) over known types.
+    ///
+    /// # Safety
+    /// MPI is initialised (as [`run`] ensures) and this thread is the only one calling it.
     unsafe fn structure(&mut self, inp: &mut Input) {
         let len = inp.below(MAX_ARR) + 1;
         let with_null = inp.u8() < 12;
@@ -594,6 +613,10 @@ impl Case {
         self.made("struct", rc, h, valid, Shape::Struct(fields));
     }
 
+    /// `MPI_Type_create_subarray` (or `_c`) with decoded sizes, subsizes and starts.
+    ///
+    /// # Safety
+    /// MPI is initialised (as [`run`] ensures) and this thread is the only one calling it.
     unsafe fn subarray(&mut self, inp: &mut Input) {
         let (o, i) = self.pick(inp);
         let nd = inp.below(5);
@@ -671,6 +694,10 @@ impl Case {
         );
     }
 
+    /// darray, resized and dup.
+    ///
+    /// # Safety
+    /// MPI is initialised (as [`run`] ensures) and this thread is the only one calling it.
     unsafe fn other_ctor(&mut self, inp: &mut Input) {
         let (o, i) = self.pick(inp);
         let mut h = null_mut();
@@ -759,6 +786,11 @@ impl Case {
         }
     }
 
+    /// Size, extent, true extent, envelope and contents queries of a picked handle (freed
+    /// and null handles must fail).
+    ///
+    /// # Safety
+    /// MPI is initialised (as [`run`] ensures) and this thread is the only one calling it.
     unsafe fn query(&mut self, inp: &mut Input) {
         let (h, i) = self.pick(inp);
         let must_fail = match i {
@@ -862,6 +894,9 @@ impl Case {
 
     /// Pack, unpack (native and external32) of a committed type, checked against the naive
     /// type map.
+    ///
+    /// # Safety
+    /// MPI is initialised (as [`run`] ensures) and this thread is the only one calling it.
     unsafe fn round_trip(&mut self, inp: &mut Input) {
         let (h, i) = self.pick(inp);
         let count = inp.below(4) as i64;
@@ -1142,6 +1177,9 @@ impl Case {
     /// Pack and unpack calls with invalid arguments that the library can check: negative
     /// counts and sizes, positions outside the buffer, buffers too small, bad communicators,
     /// NULL position pointers. None may touch the (tiny) buffers.
+    ///
+    /// # Safety
+    /// MPI is initialised (as [`run`] ensures) and this thread is the only one calling it.
     unsafe fn bad_pack(&mut self, inp: &mut Input) {
         let (h, i) = self.pick(inp);
         let count = inp.count();

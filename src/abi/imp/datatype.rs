@@ -1209,10 +1209,7 @@ fn data_of(
 ) -> MpiResult<(Data, usize)> {
     match rt.resolve_type(dt as usize, n)? {
         Resolved::Plain { unit, offset } if unit.size == unit.extent => {
-            let bytes = unit
-                .size
-                .checked_mul(n)
-                .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)?;
+            let bytes = data_bytes(unit.size, n)?;
             let p = (buf as *mut u8).wrapping_offset(offset);
             if p.is_null() && bytes > 0 {
                 return fail(
@@ -1224,20 +1221,20 @@ fn data_of(
         }
         Resolved::Plain { .. } => {
             let t = Arc::new(Dtype::predefined(dt as usize).expect("pair type"));
-            let bytes = t
-                .size
-                .checked_mul(n)
-                .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)?;
+            let bytes = data_bytes(t.size, n)?;
             Ok((Data::Prog(t, n, buf as usize), bytes))
         }
         Resolved::Layout(t) => {
-            let bytes = t
-                .size
-                .checked_mul(n)
-                .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)?;
+            let bytes = data_bytes(t.size, n)?;
             Ok((Data::Prog(t, n, buf as usize), bytes))
         }
     }
+}
+
+/// `n` elements of `size` bytes (`MPI_ERR_COUNT` when the product overflows).
+fn data_bytes(size: usize, n: usize) -> MpiResult<usize> {
+    size.checked_mul(n)
+        .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)
 }
 
 /// Whether `bytes` of data exceed the `room` left in a buffer (also when `bytes` is beyond
@@ -1526,12 +1523,7 @@ unsafe fn pack_external(
     if outbuf.is_null() {
         return fail(MPI_ERR_BUFFER, "outbuf must not be NULL");
     }
-    let mut native = vec![
-        0u8;
-        t.size
-            .checked_mul(n)
-            .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)?
-    ];
+    let mut native = vec![0u8; data_bytes(t.size, n)?];
     // SAFETY: the input is a valid buffer of `n` elements; the output holds `outsize` bytes
     // and [pos, pos + bytes) lies inside it.
     let dst = unsafe {
@@ -1577,12 +1569,7 @@ unsafe fn unpack_external(
     }
     // SAFETY: [pos, pos + bytes) lies inside the input buffer of `insize` bytes.
     let src = unsafe { std::slice::from_raw_parts((inbuf as *const u8).add(pos as usize), bytes) };
-    let mut native = vec![
-        0u8;
-        t.size
-            .checked_mul(n)
-            .map_or_else(|| fail(MPI_ERR_COUNT, "count too large"), Ok)?
-    ];
+    let mut native = vec![0u8; data_bytes(t.size, n)?];
     let (mut r, mut w) = (0, 0);
     for _ in 0..n {
         let (a, b) = external::convert(&t, &src[r..], &mut native[w..], false)?;
