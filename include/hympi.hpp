@@ -44,6 +44,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <chrono>
 #include <complex>
 #include <cstddef>
 #include <cstdio>
@@ -54,6 +55,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -166,8 +168,13 @@ namespace detail {
         std::fprintf(stderr, "hympi: std::terminate called\n");
     }
     std::fflush(stderr);
-    if (mpi_active())
+    if (mpi_active()) {
+        // A launcher may tear the job down as soon as MPI_Abort reaches it (MPICH's Hydra
+        // does, sometimes before it has read the ranks' last output): give it a moment to
+        // forward the report above.
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
         MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     std::abort();
 }
 
