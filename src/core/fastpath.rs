@@ -140,7 +140,10 @@ fn isend_in<const LOCKED: bool>(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = if LOCKED && lockq::on() {
+    let mut g = if LOCKED && vci::queued_model() {
+        if !lockq::on() {
+            return isend_combined(pool, v, buf, bytes, dest, tag, comm);
+        }
         match lockq::enter_isend(pool, v, comm, dest, tag, buf, bytes) {
             lockq::Entry::Locked(g) => g,
             lockq::Entry::Done(h) => return Some(h),
@@ -149,7 +152,45 @@ fn isend_in<const LOCKED: bool>(
     } else {
         VciGuard::enter(pool, v, LOCKED)
     };
-    let s = g.state();
+    isend_on::<LOCKED>(g.state(), pool, v, buf, bytes, dest, tag, comm)
+}
+
+/// [`isend_on`] through VCI `v`'s combining queue (the `csync` model).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn isend_combined(
+    pool: &Pool,
+    v: usize,
+    buf: *const u8,
+    bytes: usize,
+    dest: i32,
+    tag: i32,
+    comm: usize,
+) -> Option<usize> {
+    let mut out = None;
+    // SAFETY: the send reads its arguments and VCI `v` only, from whichever thread runs it;
+    // this thread waits until it ran and is not inside the slow path.
+    unsafe {
+        vci::run_combined(pool, v, &mut |s: &mut VciState| {
+            out = isend_on::<true>(s, pool, v, buf, bytes, dest, tag, comm)
+        })
+    };
+    out
+}
+
+/// The body of [`isend`] on VCI `v`'s state `s` (entered under lock mode `LOCKED`).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn isend_on<const LOCKED: bool>(
+    s: &mut VciState,
+    pool: &Pool,
+    v: usize,
+    buf: *const u8,
+    bytes: usize,
+    dest: i32,
+    tag: i32,
+    comm: usize,
+) -> Option<usize> {
     let c = s.comm_mru(comm)?;
     if dest == MPI_PROC_NULL {
         return Some(DONE_SEND_HANDLE);
@@ -348,7 +389,11 @@ unsafe fn irecv_in<const LOCKED: bool>(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = if LOCKED && lockq::on() {
+    let mut g = if LOCKED && vci::queued_model() {
+        if !lockq::on() {
+            // SAFETY: forwarded from the caller.
+            return unsafe { irecv_combined(pool, v, buf, bytes, src, tag, comm, out) };
+        }
         match lockq::enter_irecv(pool, v, comm, src, tag, buf, bytes, dt) {
             lockq::Entry::Locked(g) => g,
             // SAFETY: `out` is null or points to a request handle (caller's contract).
@@ -358,7 +403,54 @@ unsafe fn irecv_in<const LOCKED: bool>(
     } else {
         VciGuard::enter(pool, v, LOCKED)
     };
-    let s = g.state();
+    // SAFETY: forwarded from the caller.
+    unsafe { irecv_on(g.state(), v, buf, bytes, src, tag, comm, out) }
+}
+
+/// [`irecv_on`] through VCI `v`'s combining queue (the `csync` model).
+///
+/// # Safety
+/// As for [`irecv_to`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn irecv_combined(
+    pool: &Pool,
+    v: usize,
+    buf: *mut u8,
+    bytes: usize,
+    src: i32,
+    tag: i32,
+    comm: usize,
+    out: *mut MPI_Request,
+) -> Option<(u32, usize)> {
+    let mut started = None;
+    // SAFETY: the receive reads its arguments and VCI `v` only (and writes `*out`, which MPI
+    // lets any thread write during the call), from whichever thread runs it; this thread
+    // waits until it ran and is not inside the slow path.
+    unsafe {
+        vci::run_combined(pool, v, &mut |s: &mut VciState| {
+            started = irecv_on(s, v, buf, bytes, src, tag, comm, out)
+        })
+    };
+    started
+}
+
+/// The body of [`irecv_to`] on VCI `v`'s state `s`.
+///
+/// # Safety
+/// As for [`irecv_to`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn irecv_on(
+    s: &mut VciState,
+    v: usize,
+    buf: *mut u8,
+    bytes: usize,
+    src: i32,
+    tag: i32,
+    comm: usize,
+    out: *mut MPI_Request,
+) -> Option<(u32, usize)> {
     let c = s.comm_mru(comm)?;
     if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
         return None;
@@ -489,10 +581,14 @@ unsafe fn complete_all_in<const LOCKED: bool>(
     if v >= pool.len() {
         return false;
     }
-    let mut g = if LOCKED && lockq::on() {
-        match lockq::enter(pool, v) {
-            Some(g) => g,
-            None => return false,
+    let mut g = if LOCKED && vci::queued_model() {
+        if !lockq::on() {
+            VciGuard::enter_combining(pool, v)
+        } else {
+            match lockq::enter(pool, v) {
+                Some(g) => g,
+                None => return false,
+            }
         }
     } else {
         VciGuard::enter(pool, v, LOCKED)
@@ -661,10 +757,14 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     loop {
         let step = {
             // Under lockq, taking the lock runs the queued operations first.
-            let mut g = if locked && lockq::on() {
-                match lockq::enter(pool, v) {
-                    Some(g) => g,
-                    None => return false,
+            let mut g = if locked && vci::queued_model() {
+                if !lockq::on() {
+                    VciGuard::enter_combining(pool, v)
+                } else {
+                    match lockq::enter(pool, v) {
+                        Some(g) => g,
+                        None => return false,
+                    }
                 }
             } else {
                 VciGuard::enter(pool, v, locked)

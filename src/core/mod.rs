@@ -4,6 +4,7 @@ pub mod attr;
 pub mod comm;
 pub mod comm_build;
 pub mod context;
+pub mod csync;
 pub mod datatype;
 pub mod endpoints;
 pub mod errhandler;

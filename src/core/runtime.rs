@@ -441,8 +441,18 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         vci::default_count(thread_level == MPI_THREAD_MULTIPLE),
         eager_max,
     );
-    if thread_level == MPI_THREAD_MULTIPLE && vci::thread_model() == vci::ThreadModel::Lockq {
-        crate::core::lockq::install(pool.len());
+    if thread_level == MPI_THREAD_MULTIPLE {
+        match vci::thread_model() {
+            vci::ThreadModel::Lockq => {
+                crate::core::lockq::install(pool.len());
+                vci::set_queued_model(true);
+            }
+            vci::ThreadModel::Csync => {
+                crate::core::csync::set(true);
+                vci::set_queued_model(true);
+            }
+            _ => {}
+        }
     }
     Ok(Box::new(Runtime {
         world_rank: rank,
@@ -522,9 +532,18 @@ pub fn finalize() -> MpiResult<()> {
         if crate::core::lockq::on() {
             eprintln!("{}", crate::core::lockq::stats_line(rt.world_rank));
         }
+        if crate::core::csync::on() {
+            let (served, handed) = rt.vcis.combining_counts();
+            eprintln!(
+                "hympi[{}] csync: {served} operations run by a combiner for another thread, {handed} hand-ons of the combiner role",
+                rt.world_rank
+            );
+        }
     }
     drop(rt);
     crate::core::lockq::clear();
+    crate::core::csync::set(false);
+    vci::set_queued_model(false);
     if let Some(p) = vci::pool() {
         p.clear();
     }

@@ -20,13 +20,14 @@
 //! handles carry it in their slab tag.
 
 use crate::core::comm::CONTEXTS_PER_ID;
+use crate::core::csync::{Combining, Resource};
 use crate::core::matching::Matcher;
 use crate::core::request::Request;
 use crate::core::slab::{kind, Slab};
 use parking_lot::lock_api::RawMutex as _;
 use parking_lot::RawMutex;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
 
 /// Most VCIs a process uses.
 pub const MAX_VCIS: usize = 64;
@@ -103,6 +104,30 @@ impl VciState {
 struct Slot {
     lock: RawMutex,
     state: UnsafeCell<VciState>,
+    /// The `csync` model's combining queue of this VCI (idle under the other models).
+    comb: Combining<VciState>,
+}
+
+impl Resource for Slot {
+    type State = VciState;
+
+    #[inline(always)]
+    fn lock(&self) {
+        self.lock.lock();
+    }
+
+    #[inline(always)]
+    unsafe fn unlock(&self) {
+        // SAFETY: held by this thread (caller's contract).
+        unsafe { self.lock.unlock() };
+    }
+
+    #[inline(always)]
+    unsafe fn with_state<T>(&self, f: impl FnOnce(&mut VciState) -> T) -> T {
+        // SAFETY: the slot lock is held by this thread, which has no other reference to the
+        // state (caller's contract).
+        f(unsafe { &mut *self.state.get() })
+    }
 }
 
 /// All VCIs of the process.
@@ -137,6 +162,7 @@ impl Pool {
                     comms: Vec::new(),
                     peer_tables: Vec::new(),
                 }),
+                comb: Combining::new(),
             })
             .collect();
         let pool: &'static Pool = Box::leak(Box::new(Pool { slots, eager_max }));
@@ -196,6 +222,15 @@ impl Pool {
         unsafe { &mut *self.slots[v].state.get() }
     }
 
+    /// Sums of the `csync` counters of every VCI: operations run by a combiner for another
+    /// thread, and hand-ons of the combiner role.
+    pub fn combining_counts(&self) -> (usize, usize) {
+        self.slots.iter().fold((0, 0), |(a, b), s| {
+            let (x, y) = s.comb.counts();
+            (a + x, b + y)
+        })
+    }
+
     /// Empties every VCI (at `MPI_Finalize`, when no other thread is inside MPI).
     pub fn clear(&self) {
         for v in 0..self.slots.len() {
@@ -224,6 +259,22 @@ pub fn pin(id: u32, v: Option<usize>) {
     }
 }
 
+/// Whether the thread model queues operations (`lockq` or `csync`): one load decides
+/// whether a fast path looks further.
+static QUEUED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the thread model in force queues operations (`lockq` or `csync`; set at
+/// `MPI_Init`, cleared at `MPI_Finalize`).
+#[inline(always)]
+pub fn queued_model() -> bool {
+    QUEUED.load(Ordering::Relaxed)
+}
+
+/// Records whether the thread model in force queues operations (see [`queued_model`]).
+pub fn set_queued_model(on: bool) {
+    QUEUED.store(on, Ordering::Release);
+}
+
 /// The pool, once installed.
 #[inline(always)]
 pub fn pool() -> Option<&'static Pool> {
@@ -236,8 +287,16 @@ pub fn pool() -> Option<&'static Pool> {
 /// compiles without the closure call [`with_vci`] may leave behind.
 pub struct VciGuard<'a> {
     slot: &'a Slot,
-    locked: bool,
+    /// [`UNLOCKED`], [`LOCKED`] or [`COMBINING`].
+    mode: u8,
 }
+
+/// A [`VciGuard`] that holds nothing (below MULTIPLE).
+const UNLOCKED: u8 = 0;
+/// A [`VciGuard`] that holds the VCI's lock.
+const LOCKED: u8 = 1;
+/// A [`VciGuard`] that holds the VCI's lock and its combining role (`csync`).
+const COMBINING: u8 = 2;
 
 impl<'a> VciGuard<'a> {
     /// Enters VCI `v`: under its lock when `locked`, else directly. The caller must not be
@@ -248,7 +307,22 @@ impl<'a> VciGuard<'a> {
         if locked {
             slot.lock.lock();
         }
-        VciGuard { slot, locked }
+        VciGuard {
+            slot,
+            mode: locked as u8,
+        }
+    }
+
+    /// Enters VCI `v` through its combining queue (the `csync` model's acquisition): the
+    /// combiner role and the lock; on drop, runs the operations announced meanwhile.
+    #[inline(always)]
+    pub fn enter_combining(pool: &'a Pool, v: usize) -> Self {
+        let slot = &pool.slots[v];
+        slot.comb.acquire(slot);
+        VciGuard {
+            slot,
+            mode: COMBINING,
+        }
     }
 
     /// Enters VCI `v` under its lock if the lock is free now (the `lockq` model's try-lock).
@@ -258,7 +332,7 @@ impl<'a> VciGuard<'a> {
         // `then`, not `then_some`: a guard built for a failed try would unlock on drop.
         slot.lock
             .try_lock()
-            .then(|| VciGuard { slot, locked: true })
+            .then(|| VciGuard { slot, mode: LOCKED })
     }
 
     /// The VCI's state.
@@ -274,11 +348,32 @@ impl<'a> VciGuard<'a> {
 impl Drop for VciGuard<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.locked {
-            // SAFETY: locked by `enter` on this thread.
-            unsafe { self.slot.lock.unlock() };
+        if self.mode != UNLOCKED {
+            if self.mode == LOCKED {
+                // SAFETY: locked by `enter` or `try_enter` on this thread.
+                unsafe { self.slot.lock.unlock() };
+            } else {
+                // SAFETY: acquired by `enter_combining` on this thread.
+                unsafe { self.slot.comb.release(self.slot) };
+            }
         }
     }
+}
+
+/// Runs `f` on VCI `v` through its combining queue (the `csync` model): on this thread, as
+/// the combiner (then also running operations other threads announced), or on the combiner's
+/// thread while this one waits. Returns once `f` ran.
+///
+/// # Safety
+/// `f` must not depend on the identity of the thread it runs on, and the caller must not be
+/// inside the slow path.
+#[inline(always)]
+pub unsafe fn run_combined(pool: &Pool, v: usize, f: &mut impl FnMut(&mut VciState)) {
+    let slot = &pool.slots[v];
+    // SAFETY: the slot's state is reached through its queue (fast paths under csync) or
+    // under its lock (every other path), and the queue serves this slot only; `f`'s thread
+    // independence is the caller's.
+    unsafe { slot.comb.run(slot, f) };
 }
 
 /// Runs `f` on VCI `v` alone: under its lock when `locked` (MPI_THREAD_MULTIPLE), else
@@ -528,10 +623,13 @@ pub enum ThreadModel {
     /// A lock per VCI, tried; a nonblocking call that misses it queues its operation for the
     /// lock holder (`crate::core::lockq`).
     Lockq,
+    /// A lock per VCI behind a combining queue: a thread that finds the VCI busy announces
+    /// its operation and the lock holder runs it (`crate::core::csync`).
+    Csync,
 }
 
-/// The model chosen by `HYMPI_THREAD_MODEL` (`global`, `vci` or `lockq`); the models not
-/// implemented yet (`csync`, `offload`) and unknown names fall back to `vci` with a warning.
+/// The model chosen by `HYMPI_THREAD_MODEL` (`global`, `vci`, `lockq` or `csync`); the model
+/// not implemented yet (`offload`) and unknown names fall back to `vci` with a warning.
 pub fn thread_model() -> ThreadModel {
     static M: std::sync::OnceLock<ThreadModel> = std::sync::OnceLock::new();
     *M.get_or_init(|| {
@@ -540,9 +638,10 @@ pub fn thread_model() -> ThreadModel {
             "global" => ThreadModel::Global,
             "vci" | "" => ThreadModel::Vci,
             "lockq" => ThreadModel::Lockq,
+            "csync" => ThreadModel::Csync,
             other => {
                 eprintln!(
-                    "hympi: HYMPI_THREAD_MODEL={other} is not available (implemented: global, vci, lockq); using vci"
+                    "hympi: HYMPI_THREAD_MODEL={other} is not available (implemented: global, vci, lockq, csync); using vci"
                 );
                 ThreadModel::Vci
             }
