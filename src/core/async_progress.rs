@@ -7,7 +7,8 @@
 //! asked for, since two threads reach it. The thread polls through `runtime::with`; when a
 //! poll finds nothing it spins briefly, then yields, then sleeps 50 µs between polls, so an
 //! idle job costs little CPU. `MPI_Finalize` stops and joins it before tearing the runtime
-//! down.
+//! down. Under the `offload` thread model the thread is also the communication thread that runs
+//! the operations application threads post (`crate::core::offload`); it then never sleeps.
 
 use crate::core::runtime;
 use crate::platform::config;
@@ -36,6 +37,11 @@ pub fn start() {
     }
 }
 
+/// Whether the progress thread runs.
+pub fn running() -> bool {
+    THREAD.lock().is_some()
+}
+
 /// Stops and joins the progress thread, if running.
 pub fn stop() {
     STOP.store(true, Ordering::Release);
@@ -46,15 +52,31 @@ pub fn stop() {
 
 fn run() {
     let mut idle = 0u32;
+    let mut rounds = 0u32;
     while !STOP.load(Ordering::Acquire) {
-        let did =
-            runtime::with_quiet(|rt| rt.progress()).unwrap_or(false) | crate::core::steal::help();
+        // Under the offload model this is the communication thread: it runs what application
+        // threads posted first, and never sleeps (they spin until their post ran).
+        // It polls the progress engine (which takes every VCI lock) every 64th round only, so a
+        // post waits for at most a short check of the inbox.
+        let offload = crate::core::offload::on();
+        let served = offload && crate::core::offload::serve_process() > 0;
+        rounds = rounds.wrapping_add(1);
+        let polled = (!offload || rounds % 64 == 0)
+            && (runtime::with_quiet(|rt| rt.progress()).unwrap_or(false)
+                | crate::core::steal::help());
+        let did = served || polled;
         if did {
             idle = 0;
             continue;
         }
         idle = idle.saturating_add(1);
-        if idle < 64 {
+        if offload {
+            if idle < 4096 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        } else if idle < 64 {
             std::hint::spin_loop();
         } else if idle < 256 {
             std::thread::yield_now();

@@ -155,7 +155,7 @@ fn isend_in<const LOCKED: bool>(
     isend_on::<LOCKED>(g.state(), pool, v, buf, bytes, dest, tag, comm)
 }
 
-/// [`isend_on`] through VCI `v`'s combining queue (the `csync` model).
+/// [`isend_on`] on behalf of this thread (the `csync` and `offload` models).
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn isend_combined(
@@ -171,7 +171,7 @@ fn isend_combined(
     // SAFETY: the send reads its arguments and VCI `v` only, from whichever thread runs it;
     // this thread waits until it ran and is not inside the slow path.
     unsafe {
-        vci::run_combined(pool, v, &mut |s: &mut VciState| {
+        vci::run_delegated(pool, v, &mut |s: &mut VciState| {
             out = isend_on::<true>(s, pool, v, buf, bytes, dest, tag, comm)
         })
     };
@@ -407,7 +407,7 @@ unsafe fn irecv_in<const LOCKED: bool>(
     unsafe { irecv_on(g.state(), v, buf, bytes, src, tag, comm, out) }
 }
 
-/// [`irecv_on`] through VCI `v`'s combining queue (the `csync` model).
+/// [`irecv_on`] on behalf of this thread (the `csync` and `offload` models).
 ///
 /// # Safety
 /// As for [`irecv_to`].
@@ -428,7 +428,7 @@ unsafe fn irecv_combined(
     // lets any thread write during the call), from whichever thread runs it; this thread
     // waits until it ran and is not inside the slow path.
     unsafe {
-        vci::run_combined(pool, v, &mut |s: &mut VciState| {
+        vci::run_delegated(pool, v, &mut |s: &mut VciState| {
             started = irecv_on(s, v, buf, bytes, src, tag, comm, out)
         })
     };
@@ -582,13 +582,9 @@ unsafe fn complete_all_in<const LOCKED: bool>(
         return false;
     }
     let mut g = if LOCKED && vci::queued_model() {
-        if !lockq::on() {
-            VciGuard::enter_combining(pool, v)
-        } else {
-            match lockq::enter(pool, v) {
-                Some(g) => g,
-                None => return false,
-            }
+        match vci::enter_queued(pool, v) {
+            Some(g) => g,
+            None => return false,
         }
     } else {
         VciGuard::enter(pool, v, LOCKED)
@@ -758,13 +754,9 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
         let step = {
             // Under lockq, taking the lock runs the queued operations first.
             let mut g = if locked && vci::queued_model() {
-                if !lockq::on() {
-                    VciGuard::enter_combining(pool, v)
-                } else {
-                    match lockq::enter(pool, v) {
-                        Some(g) => g,
-                        None => return false,
-                    }
+                match vci::enter_queued(pool, v) {
+                    Some(g) => g,
+                    None => return false,
                 }
             } else {
                 VciGuard::enter(pool, v, locked)

@@ -15,6 +15,7 @@ pub mod hwtopo;
 pub mod info;
 pub mod lockq;
 pub mod matching;
+pub mod offload;
 pub mod op;
 pub mod p2p;
 pub mod part;

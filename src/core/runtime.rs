@@ -316,8 +316,14 @@ pub fn init(required: i32) -> MpiResult<i32> {
                 READY
             };
             G.state.store(state, Ordering::Release);
-            if async_progress {
+            let offload =
+                provided == MPI_THREAD_MULTIPLE && vci::thread_model() == vci::ThreadModel::Offload;
+            if async_progress || offload {
                 crate::core::async_progress::start();
+            }
+            if offload && crate::core::async_progress::running() {
+                crate::core::offload::set(true);
+                vci::set_queued_model(true);
             }
             Ok(provided)
         }
@@ -508,6 +514,8 @@ pub fn finalize() -> MpiResult<()> {
     // rank leaves while a peer still needs it.
     wait_for(|rt| Ok(rt.transport_idle().then_some(())))?;
     with(|rt| rt.node_barrier())?;
+    // No other thread is inside MPI: nothing is posted to the communication thread any more.
+    crate::core::offload::set(false);
     crate::core::async_progress::stop();
     let prev = G.state.swap(BUSY, Ordering::AcqRel);
     if prev != READY && prev != READY_LOCKED {

@@ -360,6 +360,36 @@ impl Drop for VciGuard<'_> {
     }
 }
 
+/// Runs `f` on VCI `v` on behalf of this thread under a model that does not let the caller
+/// take the VCI's lock itself on initiation: through the communication thread (`offload`) or
+/// the VCI's combining queue (`csync`). Returns once `f` ran.
+///
+/// # Safety
+/// As for [`run_combined`].
+#[inline(always)]
+pub unsafe fn run_delegated(pool: &Pool, v: usize, f: &mut impl FnMut(&mut VciState)) {
+    if crate::core::offload::on() {
+        // SAFETY: forwarded from the caller.
+        unsafe { crate::core::offload::run(v, f) }
+    } else {
+        // SAFETY: forwarded from the caller.
+        unsafe { run_combined(pool, v, f) }
+    }
+}
+
+/// Enters VCI `v` for a completion fast path under a queueing model (`lockq`, `csync`,
+/// `offload`): `None` when a queued operation needs the slow path first (`lockq`).
+#[inline(always)]
+pub fn enter_queued(pool: &Pool, v: usize) -> Option<VciGuard<'_>> {
+    if crate::core::lockq::on() {
+        crate::core::lockq::enter(pool, v)
+    } else if crate::core::csync::on() {
+        Some(VciGuard::enter_combining(pool, v))
+    } else {
+        Some(VciGuard::enter(pool, v, true))
+    }
+}
+
 /// Runs `f` on VCI `v` through its combining queue (the `csync` model): on this thread, as
 /// the combiner (then also running operations other threads announced), or on the combiner's
 /// thread while this one waits. Returns once `f` ran.
@@ -626,10 +656,13 @@ pub enum ThreadModel {
     /// A lock per VCI behind a combining queue: a thread that finds the VCI busy announces
     /// its operation and the lock holder runs it (`crate::core::csync`).
     Csync,
+    /// A lock per VCI, taken on initiation by a communication thread only: threads hand their
+    /// `MPI_Isend`/`MPI_Irecv` to it (`crate::core::offload`).
+    Offload,
 }
 
-/// The model chosen by `HYMPI_THREAD_MODEL` (`global`, `vci`, `lockq` or `csync`); the model
-/// not implemented yet (`offload`) and unknown names fall back to `vci` with a warning.
+/// The model chosen by `HYMPI_THREAD_MODEL` (`global`, `vci`, `lockq`, `csync` or `offload`);
+/// unknown names fall back to `vci` with a warning.
 pub fn thread_model() -> ThreadModel {
     static M: std::sync::OnceLock<ThreadModel> = std::sync::OnceLock::new();
     *M.get_or_init(|| {
@@ -639,9 +672,10 @@ pub fn thread_model() -> ThreadModel {
             "vci" | "" => ThreadModel::Vci,
             "lockq" => ThreadModel::Lockq,
             "csync" => ThreadModel::Csync,
+            "offload" => ThreadModel::Offload,
             other => {
                 eprintln!(
-                    "hympi: HYMPI_THREAD_MODEL={other} is not available (implemented: global, vci, lockq, csync); using vci"
+                    "hympi: HYMPI_THREAD_MODEL={other} is not available (implemented: global, vci, lockq, csync, offload); using vci"
                 );
                 ThreadModel::Vci
             }
