@@ -179,6 +179,14 @@ pub struct Move {
 /// but only one round in k crosses group boundaries. Each block reaches every position once
 /// and each rank sends a block to at most one peer per round.
 pub fn kring_plan(p: usize, me: usize, k: usize) -> Vec<Vec<Move>> {
+    let mut rounds = Vec::new();
+    kring_rounds(p, me, k, |r| rounds.push(r.to_vec()));
+    rounds
+}
+
+/// The rounds of [`kring_plan`], handed to `round` one at a time in one reused buffer (no
+/// allocation per round: small collectives build this plan on every call).
+pub fn kring_rounds(p: usize, me: usize, k: usize, mut round: impl FnMut(&[Move])) {
     let k = k.clamp(1, p.max(1));
     let g = p.div_ceil(k);
     let grp = |x: usize| (x * k, k.min(p - x * k));
@@ -190,35 +198,30 @@ pub fn kring_plan(p: usize, me: usize, k: usize) -> Vec<Vec<Move>> {
     let (ns, nn) = grp((gi + 1) % g);
     let (ps, pn) = grp((gi + g - 1) % g);
     let mv = |send, peer, block| Move { send, peer, block };
-    let mut rounds = Vec::new();
+    let mut r: Vec<Move> = Vec::with_capacity(8);
     for step in 0..g {
         let src = (gi + g - step) % g;
         let (ss, sn) = grp(src);
         for t in 0..gn - 1 {
             let out_cl = (i + gn - t) % gn;
             let in_cl = (i + 2 * gn - t - 1) % gn;
-            let mut r: Vec<Move> = (out_cl..sn)
-                .step_by(gn)
-                .map(|j| mv(true, right, ss + j))
-                .collect();
+            r.clear();
+            r.extend((out_cl..sn).step_by(gn).map(|j| mv(true, right, ss + j)));
             r.extend((in_cl..sn).step_by(gn).map(|j| mv(false, left, ss + j)));
-            rounds.push(r);
+            round(&r);
         }
         if step + 1 < g {
-            let mut r: Vec<Move> = (i..sn)
-                .step_by(gn)
-                .map(|j| mv(true, ns + j % nn, ss + j))
-                .collect();
+            r.clear();
+            r.extend((i..sn).step_by(gn).map(|j| mv(true, ns + j % nn, ss + j)));
             let (s2s, s2n) = grp((src + g - 1) % g);
             r.extend(
                 (i..s2n)
                     .step_by(gn)
                     .map(|j| mv(false, ps + j % pn, s2s + j)),
             );
-            rounds.push(r);
+            round(&r);
         }
     }
-    rounds
 }
 
 /// K-ring allgather with group size `k >= 1` ([`kring_plan`]). `own` is the caller's
@@ -235,8 +238,8 @@ pub fn kring(
     own: Option<&Span>,
 ) {
     let mut own = own;
-    for round in kring_plan(p, me, k) {
-        for m in round {
+    kring_rounds(p, me, k, |round| {
+        for &m in round {
             if m.send {
                 let d = match own {
                     Some(o) if m.block == me => o.clone(),
@@ -251,7 +254,7 @@ pub fn kring(
             copy(s, o.clone(), run(me, 1));
         }
         s.next_round();
-    }
+    });
     if let Some(o) = own {
         copy(s, o.clone(), run(me, 1));
         s.next_round();
