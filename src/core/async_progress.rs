@@ -58,7 +58,7 @@ fn run() {
         // threads posted first, and never sleeps (they spin until their post ran).
         // It polls the progress engine (which takes every VCI lock) every 64th round only, so a
         // post waits for at most a short check of the inbox.
-        let offload = crate::core::offload::on();
+        let offload = crate::core::vci::queued() == crate::core::vci::Queued::Offload;
         let served = offload && crate::core::offload::serve_process() > 0;
         rounds = rounds.wrapping_add(1);
         let polled = (!offload || rounds % 64 == 0)

@@ -390,20 +390,6 @@ impl<S> Combining<S> {
     }
 }
 
-static ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether the csync model is active (`HYMPI_THREAD_MODEL=csync` at `MPI_THREAD_MULTIPLE`).
-#[inline(always)]
-pub fn on() -> bool {
-    ON.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Turns the model on or off (at `MPI_Init` and `MPI_Finalize`, when no other thread is inside
-/// MPI).
-pub fn set(on: bool) {
-    ON.store(on, std::sync::atomic::Ordering::Release);
-}
-
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
@@ -521,15 +507,7 @@ mod loom_tests {
         m.preemption_bound = Some(preemptions);
         // The waits spin (yielding): allow their branches.
         m.max_branches = 100_000;
-        static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        m.check(move || {
-            RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            f()
-        });
-        eprintln!(
-            "loom: {} executions",
-            RUNS.load(std::sync::atomic::Ordering::Relaxed)
-        );
+        m.check(f);
     }
 
     /// Two threads announce two operations each: every operation runs once, each thread's

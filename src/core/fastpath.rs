@@ -23,7 +23,7 @@ use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
 use crate::core::request::{flag, ReqKind, Request, Status, NO_PARENT};
 use crate::core::runtime;
 use crate::core::slab::{kind, Slab};
-use crate::core::vci::{self, Pool, VciGuard, VciState, RID_VCI_SHIFT};
+use crate::core::vci::{self, Pool, Queued, VciGuard, VciState, RID_VCI_SHIFT};
 use crate::platform::wait::Backoff;
 use crate::transport::shm::engine_ref;
 use crate::transport::shm::segment::CellKind;
@@ -140,8 +140,8 @@ fn isend_in<const LOCKED: bool>(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = if LOCKED && vci::queued_model() {
-        if !lockq::on() {
+    let mut g = if LOCKED && vci::queued_any() {
+        if vci::queued() != Queued::Lockq {
             return isend_combined(pool, v, buf, bytes, dest, tag, comm);
         }
         match lockq::enter_isend(pool, v, comm, dest, tag, buf, bytes) {
@@ -389,8 +389,8 @@ unsafe fn irecv_in<const LOCKED: bool>(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = if LOCKED && vci::queued_model() {
-        if !lockq::on() {
+    let mut g = if LOCKED && vci::queued_any() {
+        if vci::queued() != Queued::Lockq {
             // SAFETY: forwarded from the caller.
             return unsafe { irecv_combined(pool, v, buf, bytes, src, tag, comm, out) };
         }
@@ -581,8 +581,8 @@ unsafe fn complete_all_in<const LOCKED: bool>(
     if v >= pool.len() {
         return false;
     }
-    let mut g = if LOCKED && vci::queued_model() {
-        match vci::enter_queued(pool, v) {
+    let mut g = if LOCKED && vci::queued_any() {
+        match vci::enter_queued(pool, v, vci::queued()) {
             Some(g) => g,
             None => return false,
         }
@@ -753,8 +753,8 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     loop {
         let step = {
             // Under lockq, taking the lock runs the queued operations first.
-            let mut g = if locked && vci::queued_model() {
-                match vci::enter_queued(pool, v) {
+            let mut g = if locked && vci::queued_any() {
+                match vci::enter_queued(pool, v, vci::queued()) {
                     Some(g) => g,
                     None => return false,
                 }

@@ -165,20 +165,6 @@ fn inbox() -> &'static Inbox {
     INBOX.get_or_init(Inbox::new)
 }
 
-static ON: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether the offload model is active (`HYMPI_THREAD_MODEL=offload` at
-/// `MPI_THREAD_MULTIPLE`, with its communication thread running).
-#[inline(always)]
-pub fn on() -> bool {
-    ON.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Turns the model on (after the communication thread started) or off (before it stops).
-pub fn set(on: bool) {
-    ON.store(on, std::sync::atomic::Ordering::Release);
-}
-
 /// Runs `f` on VCI `v` through the communication thread; returns once it ran.
 ///
 /// # Safety

@@ -322,8 +322,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
                 crate::core::async_progress::start();
             }
             if offload && crate::core::async_progress::running() {
-                crate::core::offload::set(true);
-                vci::set_queued_model(true);
+                vci::set_queued(vci::Queued::Offload);
             }
             Ok(provided)
         }
@@ -451,12 +450,9 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         match vci::thread_model() {
             vci::ThreadModel::Lockq => {
                 crate::core::lockq::install(pool.len());
-                vci::set_queued_model(true);
+                vci::set_queued(vci::Queued::Lockq);
             }
-            vci::ThreadModel::Csync => {
-                crate::core::csync::set(true);
-                vci::set_queued_model(true);
-            }
+            vci::ThreadModel::Csync => vci::set_queued(vci::Queued::Csync),
             _ => {}
         }
     }
@@ -515,7 +511,9 @@ pub fn finalize() -> MpiResult<()> {
     wait_for(|rt| Ok(rt.transport_idle().then_some(())))?;
     with(|rt| rt.node_barrier())?;
     // No other thread is inside MPI: nothing is posted to the communication thread any more.
-    crate::core::offload::set(false);
+    if vci::queued() == vci::Queued::Offload {
+        vci::set_queued(vci::Queued::None);
+    }
     crate::core::async_progress::stop();
     let prev = G.state.swap(BUSY, Ordering::AcqRel);
     if prev != READY && prev != READY_LOCKED {
@@ -540,7 +538,7 @@ pub fn finalize() -> MpiResult<()> {
         if crate::core::lockq::on() {
             eprintln!("{}", crate::core::lockq::stats_line(rt.world_rank));
         }
-        if crate::core::csync::on() {
+        if vci::queued() == vci::Queued::Csync {
             let (served, handed) = rt.vcis.combining_counts();
             eprintln!(
                 "hympi[{}] csync: {served} operations run by a combiner for another thread, {handed} hand-ons of the combiner role",
@@ -550,8 +548,7 @@ pub fn finalize() -> MpiResult<()> {
     }
     drop(rt);
     crate::core::lockq::clear();
-    crate::core::csync::set(false);
-    vci::set_queued_model(false);
+    vci::set_queued(vci::Queued::None);
     if let Some(p) = vci::pool() {
         p.clear();
     }

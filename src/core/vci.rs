@@ -27,7 +27,7 @@ use crate::core::slab::{kind, Slab};
 use parking_lot::lock_api::RawMutex as _;
 use parking_lot::RawMutex;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 /// Most VCIs a process uses.
 pub const MAX_VCIS: usize = 64;
@@ -259,20 +259,44 @@ pub fn pin(id: u32, v: Option<usize>) {
     }
 }
 
-/// Whether the thread model queues operations (`lockq` or `csync`): one load decides
-/// whether a fast path looks further.
-static QUEUED: AtomicBool = AtomicBool::new(false);
-
-/// Whether the thread model in force queues operations (`lockq` or `csync`; set at
-/// `MPI_Init`, cleared at `MPI_Finalize`).
-#[inline(always)]
-pub fn queued_model() -> bool {
-    QUEUED.load(Ordering::Relaxed)
+/// The thread model in force when it routes fast paths through something other than the
+/// VCI lock alone: one load tells a fast path whether, and where, to look further.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Queued {
+    /// `vci` or `global` (or below `MPI_THREAD_MULTIPLE`): the VCI lock alone.
+    None = 0,
+    /// `lockq` (`crate::core::lockq`).
+    Lockq = 1,
+    /// `csync` (`crate::core::csync`).
+    Csync = 2,
+    /// `offload`, with its communication thread running (`crate::core::offload`).
+    Offload = 3,
 }
 
-/// Records whether the thread model in force queues operations (see [`queued_model`]).
-pub fn set_queued_model(on: bool) {
-    QUEUED.store(on, Ordering::Release);
+static QUEUED: AtomicU8 = AtomicU8::new(Queued::None as u8);
+
+/// The queueing thread model in force (set at `MPI_Init`, cleared at `MPI_Finalize`).
+#[inline(always)]
+pub fn queued() -> Queued {
+    match QUEUED.load(Ordering::Relaxed) {
+        1 => Queued::Lockq,
+        2 => Queued::Csync,
+        3 => Queued::Offload,
+        _ => Queued::None,
+    }
+}
+
+/// Whether a queueing thread model is in force ([`queued`] is not [`Queued::None`]): the
+/// fast paths' one-load test.
+#[inline(always)]
+pub fn queued_any() -> bool {
+    QUEUED.load(Ordering::Relaxed) != Queued::None as u8
+}
+
+/// Records the queueing thread model in force (see [`queued`]).
+pub fn set_queued(q: Queued) {
+    QUEUED.store(q as u8, Ordering::Release);
 }
 
 /// The pool, once installed.
@@ -368,7 +392,7 @@ impl Drop for VciGuard<'_> {
 /// As for [`run_combined`].
 #[inline(always)]
 pub unsafe fn run_delegated(pool: &Pool, v: usize, f: &mut impl FnMut(&mut VciState)) {
-    if crate::core::offload::on() {
+    if queued() == Queued::Offload {
         // SAFETY: forwarded from the caller.
         unsafe { crate::core::offload::run(v, f) }
     } else {
@@ -377,16 +401,14 @@ pub unsafe fn run_delegated(pool: &Pool, v: usize, f: &mut impl FnMut(&mut VciSt
     }
 }
 
-/// Enters VCI `v` for a completion fast path under a queueing model (`lockq`, `csync`,
-/// `offload`): `None` when a queued operation needs the slow path first (`lockq`).
+/// Enters VCI `v` for a completion fast path under queueing model `q`: `None` when a queued
+/// operation needs the slow path first (`lockq`).
 #[inline(always)]
-pub fn enter_queued(pool: &Pool, v: usize) -> Option<VciGuard<'_>> {
-    if crate::core::lockq::on() {
-        crate::core::lockq::enter(pool, v)
-    } else if crate::core::csync::on() {
-        Some(VciGuard::enter_combining(pool, v))
-    } else {
-        Some(VciGuard::enter(pool, v, true))
+pub fn enter_queued(pool: &Pool, v: usize, q: Queued) -> Option<VciGuard<'_>> {
+    match q {
+        Queued::Lockq => crate::core::lockq::enter(pool, v),
+        Queued::Csync => Some(VciGuard::enter_combining(pool, v)),
+        Queued::Offload | Queued::None => Some(VciGuard::enter(pool, v, true)),
     }
 }
 
