@@ -535,6 +535,7 @@ mod loom_tests {
                 unsafe { q.run(&*log, &mut |ran: &mut Vec<u32>| ran.push(i)) };
             }
             t.join().unwrap();
+            // SAFETY (model): every other thread has ended; loom checks the read.
             let ran = log.ran.with(|p| unsafe { (*p).clone() });
             assert_eq!(ran.len(), 4, "lost or duplicated: {ran:?}");
             for t in 0..2 {
@@ -569,6 +570,7 @@ mod loom_tests {
             for t in ts {
                 t.join().unwrap();
             }
+            // SAFETY (model): every other thread has ended; loom checks the read.
             let mut ran = log.ran.with(|p| unsafe { (*p).clone() });
             ran.sort();
             assert_eq!(ran, vec![0, 1, 2], "lost or duplicated");
@@ -602,6 +604,7 @@ mod loom_tests {
             for t in ts {
                 t.join().unwrap();
             }
+            // SAFETY (model): every other thread has ended; loom checks the read.
             let mut ran = log.ran.with(|p| unsafe { (*p).clone() });
             ran.sort();
             assert_eq!(ran, vec![0, 7], "lost or duplicated");

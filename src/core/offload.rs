@@ -298,6 +298,7 @@ mod loom_tests {
             for p in posters {
                 p.join().unwrap();
             }
+            // SAFETY (model): every other thread has ended; loom checks the read.
             let ran = state.with(|p| unsafe { (*p).clone() });
             assert_eq!(ran.len(), 2, "lost or duplicated: {ran:?}");
             let first: Vec<u32> = ran.iter().copied().filter(|x| x / 2 == 0).collect();
