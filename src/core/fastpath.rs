@@ -21,7 +21,7 @@ use crate::core::datatype;
 use crate::core::lockq;
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
 use crate::core::request::{flag, ReqKind, Request, Status, NO_PARENT};
-use crate::core::runtime;
+use crate::core::runtime::{self, READY, READY_DELEGATED, READY_LOCKED, READY_LOCKQ};
 use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Pool, Queued, VciGuard, VciState, RID_VCI_SHIFT};
 use crate::platform::wait::Backoff;
@@ -31,6 +31,16 @@ use crate::transport::shm::segment::CellKind;
 /// The handle of the shared complete send request (`request::DONE_SEND`: VCI 0, index 0,
 /// generation 1).
 pub const DONE_SEND_HANDLE: usize = (1 << 32) | (1 << 12) | kind::REQUEST;
+
+/// Access modes of the fast paths ([`Access`] as a const generic parameter, so that each
+/// mode gets its own copy of a path and none tests the mode as it goes): directly...
+const DIRECT: u8 = 0;
+/// ...under the VCI's lock...
+const LOCKED: u8 = 1;
+/// ...through the `lockq` model's try-lock and queue...
+const LOCKQ: u8 = 2;
+/// ...or on the caller's behalf (`csync`, `offload`).
+const DELEGATED: u8 = 3;
 
 /// The VCI of communicator handle `comm`, if known without the slow path.
 #[inline(always)]
@@ -50,11 +60,11 @@ fn comm_vci(pool: &Pool, comm: usize) -> Option<usize> {
 /// qualify for a fast path.
 #[inline(always)]
 fn contiguous_bytes(buf: *const u8, count: i64, dt: usize) -> Option<usize> {
-    let t = datatype::predefined(dt)?;
-    if t.size != t.extent || !(0..=i32::MAX as i64).contains(&count) {
+    let size = datatype::contiguous_size(dt)?;
+    if !(0..=i32::MAX as i64).contains(&count) {
         return None;
     }
-    let bytes = count as usize * t.size;
+    let bytes = count as usize * size;
     if buf.is_null() && bytes > 0 {
         return None;
     }
@@ -114,19 +124,37 @@ pub unsafe fn isend(
     tag: i32,
     comm: usize,
 ) -> Option<usize> {
-    let locked = runtime::fast_access()?;
-    let pool = vci::pool()?;
-    // One copy of the path per lock mode, so that neither tests the mode as it goes.
-    if locked {
-        isend_in::<true>(pool, buf, count, dt, dest, tag, comm)
-    } else {
-        isend_in::<false>(pool, buf, count, dt, dest, tag, comm)
+    // One copy of the path per access mode, so that none tests the mode as it goes.
+    match runtime::fast_state() {
+        READY => isend_in::<DIRECT>(vci::pool()?, buf, count, dt, dest, tag, comm),
+        READY_LOCKED => isend_in::<LOCKED>(vci::pool()?, buf, count, dt, dest, tag, comm),
+        READY_LOCKQ => isend_in::<LOCKQ>(vci::pool()?, buf, count, dt, dest, tag, comm),
+        state => isend_delegated_entry(state, buf, count, dt, dest, tag, comm),
     }
 }
 
-/// [`isend`] under lock mode `LOCKED`.
+/// [`isend`] under the `csync` or `offload` model (out of line: the other modes above
+/// compile to a chain of compares).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn isend_delegated_entry(
+    state: u8,
+    buf: *const u8,
+    count: i64,
+    dt: usize,
+    dest: i32,
+    tag: i32,
+    comm: usize,
+) -> Option<usize> {
+    match state {
+        READY_DELEGATED => isend_in::<DELEGATED>(vci::pool()?, buf, count, dt, dest, tag, comm),
+        _ => None,
+    }
+}
+
+/// [`isend`] under access mode `M` ([`DIRECT`], [`LOCKED`], [`LOCKQ`] or [`DELEGATED`]).
 #[inline(always)]
-fn isend_in<const LOCKED: bool>(
+fn isend_in<const M: u8>(
     pool: &Pool,
     buf: *const u8,
     count: i64,
@@ -140,25 +168,31 @@ fn isend_in<const LOCKED: bool>(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = if LOCKED && vci::queued_any() {
-        if vci::queued() != Queued::Lockq {
-            return isend_combined(pool, v, buf, bytes, dest, tag, comm);
+    match M {
+        DIRECT => {
+            let mut g = VciGuard::enter(pool, v, false);
+            isend_on::<false>(g.state(), pool, v, buf, bytes, dest, tag, comm)
         }
-        match lockq::enter_isend(pool, v, comm, dest, tag, buf, bytes) {
-            lockq::Entry::Locked(g) => g,
-            lockq::Entry::Done(h) => return Some(h),
-            lockq::Entry::Slow => return None,
+        LOCKED => {
+            let mut g = VciGuard::enter(pool, v, true);
+            isend_on::<true>(g.state(), pool, v, buf, bytes, dest, tag, comm)
         }
-    } else {
-        VciGuard::enter(pool, v, LOCKED)
-    };
-    isend_on::<LOCKED>(g.state(), pool, v, buf, bytes, dest, tag, comm)
+        LOCKQ => {
+            let mut g = match lockq::enter_isend(pool, v, comm, dest, tag, buf, bytes) {
+                lockq::Entry::Locked(g) => g,
+                lockq::Entry::Done(h) => return Some(h),
+                lockq::Entry::Slow => return None,
+            };
+            isend_on::<true>(g.state(), pool, v, buf, bytes, dest, tag, comm)
+        }
+        _ => isend_delegated(pool, v, buf, bytes, dest, tag, comm),
+    }
 }
 
 /// [`isend_on`] on behalf of this thread (the `csync` and `offload` models).
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn isend_combined(
+fn isend_delegated(
     pool: &Pool,
     v: usize,
     buf: *const u8,
@@ -356,25 +390,53 @@ pub unsafe fn irecv_to(
     comm: usize,
     out: *mut MPI_Request,
 ) -> Option<(u32, usize)> {
-    let locked = runtime::fast_access()?;
-    let pool = vci::pool()?;
-    // One copy of the path per lock mode, so that neither tests the mode as it goes.
-    if locked {
-        // SAFETY: forwarded from the caller.
-        unsafe { irecv_in::<true>(pool, buf, count, dt, src, tag, comm, out) }
-    } else {
-        // SAFETY: forwarded from the caller.
-        unsafe { irecv_in::<false>(pool, buf, count, dt, src, tag, comm, out) }
+    // One copy of the path per access mode, so that none tests the mode as it goes.
+    // SAFETY (all four): forwarded from the caller.
+    match runtime::fast_state() {
+        READY => unsafe { irecv_in::<DIRECT>(vci::pool()?, buf, count, dt, src, tag, comm, out) },
+        READY_LOCKED => unsafe {
+            irecv_in::<LOCKED>(vci::pool()?, buf, count, dt, src, tag, comm, out)
+        },
+        READY_LOCKQ => unsafe {
+            irecv_in::<LOCKQ>(vci::pool()?, buf, count, dt, src, tag, comm, out)
+        },
+        state => unsafe { irecv_delegated_entry(state, buf, count, dt, src, tag, comm, out) },
     }
 }
 
-/// [`irecv_to`] under lock mode `LOCKED`.
+/// [`irecv_to`] under the `csync` or `offload` model (out of line, see
+/// [`isend_delegated_entry`]).
+///
+/// # Safety
+/// As for [`irecv_to`].
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn irecv_delegated_entry(
+    state: u8,
+    buf: *mut u8,
+    count: i64,
+    dt: usize,
+    src: i32,
+    tag: i32,
+    comm: usize,
+    out: *mut MPI_Request,
+) -> Option<(u32, usize)> {
+    // SAFETY: forwarded from the caller.
+    match state {
+        READY_DELEGATED => unsafe {
+            irecv_in::<DELEGATED>(vci::pool()?, buf, count, dt, src, tag, comm, out)
+        },
+        _ => None,
+    }
+}
+
+/// [`irecv_to`] under access mode `M` (see [`isend_in`]).
 ///
 /// # Safety
 /// As for [`irecv_to`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn irecv_in<const LOCKED: bool>(
+unsafe fn irecv_in<const M: u8>(
     pool: &Pool,
     buf: *mut u8,
     count: i64,
@@ -389,19 +451,17 @@ unsafe fn irecv_in<const LOCKED: bool>(
         return None;
     }
     let v = comm_vci(pool, comm)?;
-    let mut g = if LOCKED && vci::queued_any() {
-        if vci::queued() != Queued::Lockq {
-            // SAFETY: forwarded from the caller.
-            return unsafe { irecv_combined(pool, v, buf, bytes, src, tag, comm, out) };
-        }
-        match lockq::enter_irecv(pool, v, comm, src, tag, buf, bytes, dt) {
+    let mut g = match M {
+        DIRECT => VciGuard::enter(pool, v, false),
+        LOCKED => VciGuard::enter(pool, v, true),
+        LOCKQ => match lockq::enter_irecv(pool, v, comm, src, tag, buf, bytes, dt) {
             lockq::Entry::Locked(g) => g,
             // SAFETY: `out` is null or points to a request handle (caller's contract).
             lockq::Entry::Done(started) => return unsafe { put(Some(started), out) },
             lockq::Entry::Slow => return None,
-        }
-    } else {
-        VciGuard::enter(pool, v, LOCKED)
+        },
+        // SAFETY: forwarded from the caller.
+        _ => return unsafe { irecv_delegated(pool, v, buf, bytes, src, tag, comm, out) },
     };
     // SAFETY: forwarded from the caller.
     unsafe { irecv_on(g.state(), v, buf, bytes, src, tag, comm, out) }
@@ -413,7 +473,7 @@ unsafe fn irecv_in<const LOCKED: bool>(
 /// As for [`irecv_to`].
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn irecv_combined(
+unsafe fn irecv_delegated(
     pool: &Pool,
     v: usize,
     buf: *mut u8,
@@ -541,28 +601,44 @@ fn finishable(r: &Request) -> bool {
 /// `statuses` is null or has `reqs.len()` entries.
 #[inline(always)]
 pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> bool {
-    let Some(locked) = runtime::fast_access() else {
-        return false;
-    };
     let Some(pool) = vci::pool() else {
         return false;
     };
-    // One copy of the path per lock mode, so that neither tests the mode as it goes.
-    if locked {
-        // SAFETY: forwarded from the caller.
-        unsafe { complete_all_in::<true>(pool, reqs, statuses) }
-    } else {
-        // SAFETY: forwarded from the caller.
-        unsafe { complete_all_in::<false>(pool, reqs, statuses) }
+    // One copy of the path per access mode, so that none tests the mode as it goes.
+    // SAFETY (all four): forwarded from the caller.
+    match runtime::fast_state() {
+        READY => unsafe { complete_all_in::<DIRECT>(pool, reqs, statuses) },
+        READY_LOCKED => unsafe { complete_all_in::<LOCKED>(pool, reqs, statuses) },
+        READY_LOCKQ => unsafe { complete_all_in::<LOCKQ>(pool, reqs, statuses) },
+        state => unsafe { complete_all_delegated_entry(state, pool, reqs, statuses) },
     }
 }
 
-/// [`complete_all`] under lock mode `LOCKED`.
+/// [`complete_all`] under the `csync` or `offload` model (out of line, see
+/// [`isend_delegated_entry`]).
+///
+/// # Safety
+/// As for [`complete_all`].
+#[inline(never)]
+unsafe fn complete_all_delegated_entry(
+    state: u8,
+    pool: &Pool,
+    reqs: &mut [MPI_Request],
+    statuses: *mut MPI_Status,
+) -> bool {
+    // SAFETY: forwarded from the caller.
+    match state {
+        READY_DELEGATED => unsafe { complete_all_in::<DELEGATED>(pool, reqs, statuses) },
+        _ => false,
+    }
+}
+
+/// [`complete_all`] under access mode `M` (see [`isend_in`]).
 ///
 /// # Safety
 /// As for [`complete_all`].
 #[inline(always)]
-unsafe fn complete_all_in<const LOCKED: bool>(
+unsafe fn complete_all_in<const M: u8>(
     pool: &Pool,
     reqs: &mut [MPI_Request],
     statuses: *mut MPI_Status,
@@ -581,15 +657,52 @@ unsafe fn complete_all_in<const LOCKED: bool>(
     if v >= pool.len() {
         return false;
     }
-    let mut g = if LOCKED && vci::queued_any() {
-        match vci::enter_queued(pool, v, vci::queued()) {
+    let mut g = match M {
+        DIRECT => VciGuard::enter(pool, v, false),
+        LOCKED => VciGuard::enter(pool, v, true),
+        // Under lockq, taking the lock runs the queued operations first.
+        LOCKQ => match lockq::enter(pool, v) {
             Some(g) => g,
             None => return false,
-        }
-    } else {
-        VciGuard::enter(pool, v, LOCKED)
+        },
+        // SAFETY: forwarded from the caller.
+        _ => return unsafe { complete_all_delegated(pool, v, vci::queued(), reqs, statuses) },
     };
-    let s = g.state();
+    // SAFETY: forwarded from the caller.
+    unsafe { finish_all(g.state(), reqs, statuses) }
+}
+
+/// [`complete_all`] on VCI `v` under queueing model `q` other than `lockq`.
+///
+/// # Safety
+/// As for [`complete_all`].
+#[inline(never)]
+unsafe fn complete_all_delegated(
+    pool: &Pool,
+    v: usize,
+    q: Queued,
+    reqs: &mut [MPI_Request],
+    statuses: *mut MPI_Status,
+) -> bool {
+    let Some(mut g) = vci::enter_queued(pool, v, q) else {
+        return false;
+    };
+    // SAFETY: forwarded from the caller.
+    unsafe { finish_all(g.state(), reqs, statuses) }
+}
+
+/// The body of [`complete_all`] on the state `s` of the requests' VCI: frees them all if
+/// each is finishable.
+///
+/// # Safety
+/// As for [`complete_all`].
+#[inline(always)]
+unsafe fn finish_all(
+    s: &mut VciState,
+    reqs: &mut [MPI_Request],
+    statuses: *mut MPI_Status,
+) -> bool {
+    let special = |h: MPI_Request| h as usize == MPI_REQUEST_NULL || h as usize == DONE_SEND_HANDLE;
     // Indices decoded by the first pass (arrays up to KEEP requests; longer ones decode
     // again).
     const KEEP: usize = 8;
@@ -730,8 +843,11 @@ const SLOW_ROUND_EVERY: u32 = 64;
 /// `statuses` is null or has `reqs.len()` entries.
 #[inline(never)]
 pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> bool {
-    let Some(locked) = runtime::fast_access() else {
-        return false;
+    let state = runtime::fast_state();
+    let locked = match state {
+        READY => false,
+        READY_LOCKED | READY_LOCKQ | READY_DELEGATED => true,
+        _ => return false,
     };
     let Some(pool) = vci::pool() else {
         return false;
@@ -753,7 +869,7 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     loop {
         let step = {
             // Under lockq, taking the lock runs the queued operations first.
-            let mut g = if locked && vci::queued_any() {
+            let mut g = if state != READY_LOCKED && locked {
                 match vci::enter_queued(pool, v, vci::queued()) {
                     Some(g) => g,
                     None => return false,
@@ -877,6 +993,16 @@ mod tests {
             None,
             "user type"
         );
+    }
+
+    #[test]
+    fn contiguous_size_table_agrees_with_the_type_table() {
+        for h in 0..0x400usize {
+            let want = datatype::predefined(h)
+                .filter(|t| t.size == t.extent)
+                .map(|t| t.size);
+            assert_eq!(datatype::contiguous_size(h), want, "handle {h:#x}");
+        }
     }
 
     #[test]

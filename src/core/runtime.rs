@@ -101,10 +101,23 @@ pub trait Background {
 }
 
 const UNINIT: u8 = 0;
-const READY: u8 = 1;
-const READY_LOCKED: u8 = 2;
+/// Initialised, one thread in MPI at a time: no locks.
+pub const READY: u8 = 1;
+/// Initialised, threads may call concurrently: the runtime lock and per-VCI locks.
+pub const READY_LOCKED: u8 = 2;
 const FINALIZED: u8 = 3;
 const BUSY: u8 = 4;
+/// [`READY_LOCKED`] under the `lockq` model (fast paths enter VCIs through its queue).
+pub const READY_LOCKQ: u8 = 5;
+/// [`READY_LOCKED`] under the `csync` or `offload` model (fast paths run their operations
+/// through the VCI's combining queue or the communication thread).
+pub const READY_DELEGATED: u8 = 6;
+
+/// Whether `state` is initialised with locking (threads may call concurrently).
+#[inline(always)]
+fn locked_state(state: u8) -> bool {
+    matches!(state, READY_LOCKED | READY_LOCKQ | READY_DELEGATED)
+}
 
 struct Global {
     state: AtomicU8,
@@ -144,16 +157,13 @@ impl Drop for Unlock {
     }
 }
 
-/// How a fast path may reach its VCI now: `Some(false)` without a lock (thread level below
-/// MULTIPLE), `Some(true)` under the VCI's lock, `None` when MPI is not initialised (the slow
-/// path reports it).
+/// The runtime state, for the fast paths to tell apart with one load how they may reach a
+/// VCI: [`READY`] (directly), [`READY_LOCKED`] (under the VCI's lock), [`READY_LOCKQ`],
+/// [`READY_DELEGATED`]; any other value sends them to the slow path (which reports an
+/// uninitialised or finalised MPI).
 #[inline(always)]
-pub fn fast_access() -> Option<bool> {
-    match G.state.load(Ordering::Acquire) {
-        READY => Some(false),
-        READY_LOCKED => Some(true),
-        _ => None,
-    }
+pub fn fast_state() -> u8 {
+    G.state.load(Ordering::Acquire)
 }
 
 /// Runs `f` on the runtime. Fails with `MPI_ERR_OTHER` before `MPI_Init` or after
@@ -163,7 +173,7 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
     // One call site of `f`, so that it inlines into the caller.
     let _unlock = match G.state.load(Ordering::Acquire) {
         READY => None,
-        READY_LOCKED => {
+        s if locked_state(s) => {
             G.lock.lock();
             let pool = vci::pool().expect("VCIs exist once MPI is initialised");
             pool.lock_all();
@@ -207,7 +217,7 @@ pub fn wait_for<R>(mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -
     let mut marked = false;
     let mut counted: Option<crate::core::steal::Waiting> = None;
     // Only threads of a MULTIPLE process can help each other.
-    let steal = crate::core::steal::settings().on && fast_access() == Some(true);
+    let steal = crate::core::steal::settings().on && locked_state(fast_state());
     loop {
         // `marked`: this loop published "waiting" (node peers then split large copies with
         // us), so it must withdraw it however it leaves.
@@ -255,7 +265,7 @@ pub fn wait_for<R>(mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -
 pub fn initialized() -> bool {
     matches!(
         G.state.load(Ordering::Acquire),
-        READY | READY_LOCKED | FINALIZED
+        READY | READY_LOCKED | READY_LOCKQ | READY_DELEGATED | FINALIZED
     )
 }
 
@@ -311,7 +321,11 @@ pub fn init(required: i32) -> MpiResult<i32> {
             IS_MAIN.with(|m| m.set(true));
             let async_progress = crate::core::async_progress::requested();
             let state = if provided == MPI_THREAD_MULTIPLE || async_progress {
-                READY_LOCKED
+                match vci::queued() {
+                    vci::Queued::Lockq => READY_LOCKQ,
+                    vci::Queued::Csync | vci::Queued::Offload => READY_DELEGATED,
+                    vci::Queued::None => READY_LOCKED,
+                }
             } else {
                 READY
             };
@@ -323,6 +337,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
             }
             if offload && crate::core::async_progress::running() {
                 vci::set_queued(vci::Queued::Offload);
+                G.state.store(READY_DELEGATED, Ordering::Release);
             }
             Ok(provided)
         }
@@ -512,15 +527,16 @@ pub fn finalize() -> MpiResult<()> {
     with(|rt| rt.node_barrier())?;
     // No other thread is inside MPI: nothing is posted to the communication thread any more.
     if vci::queued() == vci::Queued::Offload {
+        G.state.store(READY_LOCKED, Ordering::Release);
         vci::set_queued(vci::Queued::None);
     }
     crate::core::async_progress::stop();
     let prev = G.state.swap(BUSY, Ordering::AcqRel);
-    if prev != READY && prev != READY_LOCKED {
+    if prev != READY && !locked_state(prev) {
         G.state.store(prev, Ordering::Release);
         return not_ready(prev);
     }
-    if prev == READY_LOCKED {
+    if locked_state(prev) {
         // Wait for a thread that may still be inside `with` or a fast path.
         G.lock.lock();
         if let Some(p) = vci::pool() {

@@ -322,6 +322,32 @@ pub fn predefined(handle: usize) -> Option<TypeInfo> {
     None
 }
 
+/// Element sizes of the predefined datatypes whose elements lie back to back (size equal to
+/// extent), by handle value - 0x200; 0 for the others and for unknown values. One byte
+/// per type, so that the fast paths check a type with one load.
+static CONTIGUOUS_SIZE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let p = PREDEFINED[i];
+        if p.extent != 0 && p.size == p.extent && p.size < 256 {
+            t[i] = p.size as u8;
+        }
+        i += 1;
+    }
+    t
+};
+
+/// The element size of predefined datatype `handle` if its elements lie back to back (a
+/// predefined type without holes); `None` for every other handle.
+#[inline(always)]
+pub fn contiguous_size(handle: usize) -> Option<usize> {
+    match CONTIGUOUS_SIZE.get(handle.wrapping_sub(0x200)) {
+        Some(&n) if n != 0 => Some(n as usize),
+        _ => None,
+    }
+}
+
 /// Size of the first component of a pair type (`MPI_DOUBLE_INT`: the double), for counting
 /// basic elements of a message cut between components.
 pub fn first_component(handle: usize, t: &TypeInfo) -> usize {
