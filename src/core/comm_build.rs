@@ -340,10 +340,7 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
         ))
     })?;
     if inter {
-        return fail(
-            MPI_ERR_UNSUPPORTED_OPERATION,
-            "MPI_Comm_split on an intercommunicator is not implemented by hympi yet",
-        );
+        return split_inter(h, color, key_);
     }
     let mut mine = color.to_ne_bytes().to_vec();
     mine.extend_from_slice(&key_.to_ne_bytes());
@@ -403,20 +400,101 @@ pub fn create(h: usize, group: Vec<u32>) -> MpiResult<Option<usize>> {
             c.is_inter(),
         ))
     })?;
-    if inter {
-        return fail(
-            MPI_ERR_UNSUPPORTED_OPERATION,
-            "MPI_Comm_create on an intercommunicator is not implemented by hympi yet",
-        );
-    }
     if let Some(w) = group.iter().find(|w| !members.contains(w)) {
         return fail(
             MPI_ERR_GROUP,
             format!("the group holds world rank {w}, which is not in the communicator"),
         );
     }
+    if inter {
+        // Each group names its part of the new local group: a split whose color says whether
+        // this process is in it and whose key is its place there.
+        let me = runtime::with(|rt| Ok(rt.world_rank as u32))?;
+        return match group.iter().position(|&w| w == me) {
+            Some(pos) => split_inter(h, 0, pos as i32),
+            None => split_inter(h, MPI_UNDEFINED, 0),
+        };
+    }
     let id = Agreement::new(team, None, key(ctx, tag::AGREE)).run()?;
     finish_group_comm(id, group, errh)
+}
+
+/// `MPI_Comm_split` on an intercommunicator: each new intercommunicator joins the processes
+/// of one color in the local group (ordered by key, then old rank) with those of the same
+/// color in the remote group; a color missing on either side gives `MPI_COMM_NULL`.
+fn split_inter(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
+    let (team, bridge, ctx, members, remote, errh) = runtime::with(|rt| {
+        let (idx, c) = rt.comm_plain(h)?;
+        let r = c.remote.as_ref().expect("an intercommunicator");
+        let (team, bridge) = rt.union_team(idx, tag::SPLIT);
+        Ok((
+            team,
+            bridge,
+            c.ctx,
+            c.members(),
+            r.map.members(r.size),
+            c.errh,
+        ))
+    })?;
+    // (color, key) of every local rank, then the leaders swap their groups' lists.
+    let mut mine = color.to_ne_bytes().to_vec();
+    mine.extend_from_slice(&key_.to_ne_bytes());
+    let local = Round::new(team.clone(), None, Combine::Concat, mine).run()?;
+    let mut theirs = Vec::new();
+    if let Some(b) = bridge {
+        theirs = team::exchange(b.comm, b.peer, b.tag, &local, remote.len() * 8)?;
+    }
+    let theirs = team::bcast(&team, theirs)?;
+    let id = Agreement::new(
+        Team {
+            tag: tag::AGREE,
+            ..team
+        },
+        bridge.map(|b| Bridge {
+            tag: tag::AGREE,
+            ..b
+        }),
+        key(ctx, tag::SPLIT),
+    )
+    .run()?;
+    let pick = |all: &[u8], world: &[u32]| -> Vec<u32> {
+        let mut chosen: Vec<(i32, usize)> = all
+            .chunks_exact(8)
+            .enumerate()
+            .filter_map(|(r, c)| {
+                let col = i32::from_ne_bytes(c[..4].try_into().unwrap());
+                let k = i32::from_ne_bytes(c[4..].try_into().unwrap());
+                (col == color).then_some((k, r))
+            })
+            .collect();
+        chosen.sort();
+        chosen.iter().map(|&(_, r)| world[r]).collect()
+    };
+    let (new_local, new_remote) = if color == MPI_UNDEFINED {
+        (Vec::new(), Vec::new())
+    } else {
+        (pick(&local, &members), pick(&theirs, &remote))
+    };
+    runtime::with(|rt| {
+        if new_local.is_empty() || new_remote.is_empty() {
+            rt.contexts.release(id);
+            return Ok(None);
+        }
+        // Both sides derive the same order from the world ranks of the two leaders.
+        let local_first = new_local[0] < new_remote[0];
+        rt.install_comm(
+            id,
+            Blueprint {
+                members: new_local,
+                remote: Some((new_remote, local_first)),
+                errh,
+                info: Info::default(),
+                attrs: Vec::new(),
+                topo: None,
+            },
+        )
+        .map(Some)
+    })
 }
 
 fn finish_group_comm(id: u32, group: Vec<u32>, errh: Errh) -> MpiResult<Option<usize>> {
