@@ -10,7 +10,10 @@
  * start), one row per thread count.
  *
  * Options: -t LIST thread counts (default 1,2), -i N timed windows per thread (default
- * 20000), -x N warm-up windows (default 500), -w N window (default 64).
+ * 20000), -x N warm-up windows (default 500), -w N window (default 64), -s: all threads
+ * share one duplicate of MPI_COMM_SELF made with the info mpi_assert_no_any_tag = true,
+ * each thread using its own tag (its index) for every message instead of tags 0..W-1; -S:
+ * the same without the info (the baseline for -s).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -29,7 +32,7 @@
 
 struct config {
     long iters, skip;
-    int window, nthreads;
+    int window, nthreads, shared, hinted;
     MPI_Comm comms[MAX_THREADS];
     pthread_barrier_t start;
 };
@@ -41,14 +44,15 @@ struct worker {
     long errors;
 };
 
-static void window(const struct config *c, MPI_Comm comm, char *sbuf, char *rbuf,
+static void window(const struct config *c, MPI_Comm comm, int id, char *sbuf, char *rbuf,
                    MPI_Request *reqs)
 {
     int k, w = c->window;
     for (k = 0; k < w; k++)
-        MPI_Irecv(rbuf + k * MSG_SIZE, MSG_SIZE, MPI_BYTE, 0, k, comm, &reqs[k]);
+        MPI_Irecv(rbuf + k * MSG_SIZE, MSG_SIZE, MPI_BYTE, 0, c->shared ? id : k, comm, &reqs[k]);
     for (k = 0; k < w; k++)
-        MPI_Isend(sbuf + k * MSG_SIZE, MSG_SIZE, MPI_BYTE, 0, k, comm, &reqs[w + k]);
+        MPI_Isend(sbuf + k * MSG_SIZE, MSG_SIZE, MPI_BYTE, 0, c->shared ? id : k, comm,
+                  &reqs[w + k]);
     MPI_Waitall(2 * w, reqs, MPI_STATUSES_IGNORE);
 }
 
@@ -65,10 +69,10 @@ static void *run(void *arg)
 
     if (!sbuf || !rbuf || !reqs) MPI_Abort(MPI_COMM_WORLD, 3);
     for (k = 0; k < bytes; k++) sbuf[k] = (char)(k * 7 + w->id);
-    for (i = 0; i < c->skip; i++) window(c, comm, sbuf, rbuf, reqs);
+    for (i = 0; i < c->skip; i++) window(c, comm, w->id, sbuf, rbuf, reqs);
     pthread_barrier_wait(&w->cfg->start);
     w->t0 = MPI_Wtime();
-    for (i = 0; i < c->iters; i++) window(c, comm, sbuf, rbuf, reqs);
+    for (i = 0; i < c->iters; i++) window(c, comm, w->id, sbuf, rbuf, reqs);
     w->t1 = MPI_Wtime();
     w->errors = memcmp(sbuf, rbuf, bytes) != 0;
     free(sbuf);
@@ -113,7 +117,7 @@ int main(int argc, char **argv)
     c.window = 64;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    while ((opt = getopt(argc, argv, "t:i:x:w:")) != -1) {
+    while ((opt = getopt(argc, argv, "t:i:x:w:sS")) != -1) {
         switch (opt) {
         case 't':
             ncounts = 0;
@@ -126,8 +130,11 @@ int main(int argc, char **argv)
         case 'i': c.iters = atol(optarg); break;
         case 'x': c.skip = atol(optarg); break;
         case 'w': c.window = atoi(optarg); break;
+        case 's': c.shared = c.hinted = 1; break;
+        case 'S': c.shared = 1; c.hinted = 0; break;
         default:
-            fprintf(stderr, "usage: %s [-t n,n,...] [-i iters] [-x skip] [-w window]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t n,n,...] [-i iters] [-x skip] [-w window] [-s|-S]\n",
+                    argv[0]);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
     }
@@ -136,14 +143,27 @@ int main(int argc, char **argv)
         if (counts[k] > maxt) maxt = counts[k];
     }
     if (rank == 0)
-        printf("# hympi-bench Multithreaded self message rate (%d B, window %d, one "
-               "MPI_COMM_SELF duplicate per thread)\n", MSG_SIZE, c.window);
+        printf("# hympi-bench Multithreaded self message rate (%d B, window %d, %s)\n", MSG_SIZE,
+               c.window,
+               c.hinted   ? "one MPI_COMM_SELF duplicate with mpi_assert_no_any_tag, a tag per "
+                            "thread"
+               : c.shared ? "one MPI_COMM_SELF duplicate, a tag per thread"
+                          : "one MPI_COMM_SELF duplicate per thread");
     if (provided < MPI_THREAD_MULTIPLE) {
         if (rank == 0) printf("# unsupported: MPI_THREAD_MULTIPLE not provided\n");
         MPI_Finalize();
         return 0;
     }
-    for (k = 0; k < maxt; k++) MPI_Comm_dup(MPI_COMM_SELF, &c.comms[k]);
+    if (c.shared) {
+        MPI_Info info;
+        MPI_Info_create(&info);
+        if (c.hinted) MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+        MPI_Comm_dup_with_info(MPI_COMM_SELF, info, &c.comms[0]);
+        MPI_Info_free(&info);
+        for (k = 1; k < maxt; k++) c.comms[k] = c.comms[0];
+    } else {
+        for (k = 0; k < maxt; k++) MPI_Comm_dup(MPI_COMM_SELF, &c.comms[k]);
+    }
     if (rank == 0) printf("# Threads       Messages/s\n");
     for (k = 0; k < ncounts; k++) {
         double rate;
@@ -154,7 +174,7 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
-    for (k = 0; k < maxt; k++) MPI_Comm_free(&c.comms[k]);
+    for (k = 0; k < (c.shared ? 1 : maxt); k++) MPI_Comm_free(&c.comms[k]);
     if (errors) {
         fprintf(stderr, "msgrate_self_mt: %ld threads received wrong data\n", errors);
         MPI_Abort(MPI_COMM_WORLD, 4);

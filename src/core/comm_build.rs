@@ -218,6 +218,7 @@ impl Runtime {
             self.detach_streams(a);
         }
         crate::core::vci::pin(c.context_id(), None);
+        crate::core::spread::set(c.context_id(), 0);
         self.contexts.release(c.context_id());
     }
 

@@ -42,9 +42,10 @@ const LOCKQ: u8 = 2;
 /// ...or on the caller's behalf (`csync`, `offload`).
 const DELEGATED: u8 = 3;
 
-/// The VCI of communicator handle `comm`, if known without the slow path.
+/// The VCI of a message to or from rank `peer` with tag `tag` on communicator handle
+/// `comm`, if known without the slow path.
 #[inline(always)]
-fn comm_vci(pool: &Pool, comm: usize) -> Option<usize> {
+fn comm_vci(pool: &Pool, comm: usize, peer: i32, tag: i32) -> Option<usize> {
     if pool.len() == 1 {
         Some(0) // every communicator; the VCI's cache still validates `comm`
     } else if comm == MPI_COMM_WORLD {
@@ -52,7 +53,12 @@ fn comm_vci(pool: &Pool, comm: usize) -> Option<usize> {
     } else if comm == MPI_COMM_SELF {
         Some(pool.vci_of_ctx(CONTEXTS_PER_ID))
     } else {
-        vci::comm_hint(comm).filter(|&v| v < pool.len())
+        match vci::comm_hint(comm) {
+            Some(v) if v < pool.len() => Some(v),
+            // Spread over the VCIs by its assertions (`crate::core::spread`).
+            Some(_) => vci::comm_spread_vci(comm, peer, tag, pool.len()),
+            None => None,
+        }
     }
 }
 
@@ -167,7 +173,7 @@ fn isend_in<const M: u8>(
     if tag < 0 {
         return None;
     }
-    let v = comm_vci(pool, comm)?;
+    let v = comm_vci(pool, comm, dest, tag)?;
     match M {
         DIRECT => {
             let mut g = VciGuard::enter(pool, v, false);
@@ -450,7 +456,7 @@ unsafe fn irecv_in<const M: u8>(
     if tag < 0 && tag != MPI_ANY_TAG {
         return None;
     }
-    let v = comm_vci(pool, comm)?;
+    let v = comm_vci(pool, comm, src, tag)?;
     let mut g = match M {
         DIRECT => VciGuard::enter(pool, v, false),
         LOCKED => VciGuard::enter(pool, v, true),
@@ -513,6 +519,11 @@ unsafe fn irecv_on(
 ) -> Option<(u32, usize)> {
     let c = s.comm_mru(comm)?;
     if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
+        return None;
+    }
+    // Wildcards on a communicator spread by its assertions: the slow path (which reports
+    // those asserted away).
+    if (src | tag) < 0 && crate::core::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0 {
         return None;
     }
     let pattern = Pattern {
@@ -782,7 +793,7 @@ fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, lane: usize, locked: bo
             let Some(m) = e.poll() else {
                 return Polled::Nothing;
             };
-            if m.kind != CellKind::Eager || pool.vci_of_ctx(m.env.ctx) != v {
+            if m.kind != CellKind::Eager || pool.vci_of_msg(m.env.ctx, m.env.src, m.env.tag) != v {
                 e.unpoll(m);
                 return Polled::Bail;
             }

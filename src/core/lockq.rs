@@ -578,7 +578,7 @@ fn defer_send(
     let (Some(c), Some(q)) = (facts(comm), vq(v)) else {
         return waited(pool, v);
     };
-    if pool.vci_of_ctx(c.ctx) != v {
+    if pool.vci_of_msg(c.ctx, dest, tag) != v {
         return waited(pool, v);
     }
     if dest == MPI_PROC_NULL {
@@ -648,11 +648,15 @@ fn defer_recv(
     else {
         return waited(pool, v);
     };
-    if pool.vci_of_ctx(c.ctx) != v {
+    if pool.vci_of_msg(c.ctx, src, tag) != v {
         return waited(pool, v);
     }
     if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
         return Entry::Slow; // MPI_PROC_NULL or an error
+    }
+    if (src | tag) < 0 && crate::core::spread::mode(c.ctx / crate::core::comm::CONTEXTS_PER_ID) != 0
+    {
+        return Entry::Slow; // a wildcard on a spread communicator (maybe asserted away)
     }
     let hint = (buf as usize >> 6) ^ (tag as usize);
     let Some(h) = q.reserve.take(hint) else {
@@ -834,7 +838,7 @@ fn run_slow(rt: &mut crate::core::runtime::Runtime, v: usize, op: Op) {
     count(ST_SLOW);
     match op {
         Op::Send { env, data } => {
-            let m = rt.matchers.of_ctx(env.ctx);
+            let m = rt.matchers.of_msg(env.ctx, env.src, env.tag);
             let u = Unexpected {
                 env,
                 payload: Payload::Eager { data, ack: None },

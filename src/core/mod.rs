@@ -22,6 +22,7 @@ pub mod part;
 pub mod request;
 pub mod runtime;
 pub mod slab;
+pub mod spread;
 pub mod steal;
 pub mod stream;
 pub mod team;

@@ -202,6 +202,16 @@ pub fn check_send_tag(tag: i32) -> MpiResult<()> {
     }
 }
 
+/// Checks that a receive or probe on `c` does not use a wildcard the communicator's
+/// assertions ruled out (a communicator spread over the VCIs, `crate::core::spread`).
+#[inline(always)]
+pub fn check_spread(c: &Comm, src: i32, tag: i32) -> MpiResult<()> {
+    match crate::core::spread::check_wildcards(c.context_id(), src, tag) {
+        Ok(()) => Ok(()),
+        Err((class, msg)) => fail(class, format!("{msg} ({})", c.name)),
+    }
+}
+
 /// Checks a receive tag.
 #[inline(always)]
 pub fn check_recv_tag(tag: i32) -> MpiResult<()> {
@@ -431,7 +441,11 @@ impl Runtime {
 
     #[inline(always)]
     fn send_to_self(&mut self, rid: u32, env: Envelope, a: SendArgs) -> MpiResult<()> {
-        if let Some(p) = self.matchers.of_ctx(env.ctx).take_posted(&env) {
+        if let Some(p) = self
+            .matchers
+            .of_msg(env.ctx, env.src, env.tag)
+            .take_posted(&env)
+        {
             // SAFETY: the user buffer holds `bytes` bytes for the life of the send.
             let data = unsafe { raw_slice(a.buf, a.bytes) };
             self.finish_recv(p.req, env, data, a.bytes as u64);
@@ -451,7 +465,7 @@ impl Runtime {
             Payload::Eager { data, ack: None }
         };
         self.matchers
-            .of_ctx(env.ctx)
+            .of_msg(env.ctx, env.src, env.tag)
             .unexpected
             .push_back(Unexpected { env, payload });
         Ok(())
@@ -513,11 +527,15 @@ impl Runtime {
             src: a.src,
             tag: a.tag,
         };
-        match self.matchers.of_ctx(pattern.ctx).take_unexpected(&pattern) {
+        match self
+            .matchers
+            .of_msg(pattern.ctx, pattern.src, pattern.tag)
+            .take_unexpected(&pattern)
+        {
             Some(u) => self.consume(rid, u),
             None => {
                 self.matchers
-                    .of_ctx(pattern.ctx)
+                    .of_msg(pattern.ctx, pattern.src, pattern.tag)
                     .posted
                     .push_back(Posted { pattern, req: rid });
                 Ok(())
@@ -943,7 +961,11 @@ impl Runtime {
         match m.kind {
             CellKind::Eager | CellKind::EagerSync => {
                 let ack = (m.kind == CellKind::EagerSync).then_some((m.src_local, m.sreq));
-                if let Some(p) = self.matchers.of_ctx(m.env.ctx).take_posted(&m.env) {
+                if let Some(p) = self
+                    .matchers
+                    .of_msg(m.env.ctx, m.env.src, m.env.tag)
+                    .take_posted(&m.env)
+                {
                     let data = shm.payload(&m);
                     // Copy straight from the cell into the user buffer.
                     let r = self.reqs.get_mut(p.req).expect("live receive request");
@@ -979,7 +1001,7 @@ impl Runtime {
                     let data = shm.payload(&m).to_vec();
                     shm.release(m.cell);
                     self.matchers
-                        .of_ctx(m.env.ctx)
+                        .of_msg(m.env.ctx, m.env.src, m.env.tag)
                         .unexpected
                         .push_back(Unexpected {
                             env: m.env,
@@ -989,7 +1011,11 @@ impl Runtime {
             }
             CellKind::Rts => {
                 shm.release(m.cell);
-                if let Some(p) = self.matchers.of_ctx(m.env.ctx).take_posted(&m.env) {
+                if let Some(p) = self
+                    .matchers
+                    .of_msg(m.env.ctx, m.env.src, m.env.tag)
+                    .take_posted(&m.env)
+                {
                     self.recv_rendezvous(
                         shm,
                         p.req,
@@ -1009,7 +1035,7 @@ impl Runtime {
                         nseg: m.rreq,
                     };
                     self.matchers
-                        .of_ctx(m.env.ctx)
+                        .of_msg(m.env.ctx, m.env.src, m.env.tag)
                         .unexpected
                         .push_back(Unexpected {
                             env: m.env,

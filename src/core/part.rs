@@ -291,7 +291,7 @@ fn take_ctrl(
     want: impl Fn(&[u64; 5]) -> bool,
 ) -> Option<[u64; 5]> {
     let ctx = wire_ctx(rt.comms.get(comm)?, tag);
-    let m = rt.matchers.of_ctx(ctx);
+    let m = rt.matchers.of_msg(ctx, src, tag);
     let mut found = None;
     for (i, u) in m.unexpected.iter().enumerate() {
         if u.env.ctx != ctx || u.env.src != src || u.env.tag != tag {

@@ -27,7 +27,7 @@ use crate::core::slab::{kind, Slab};
 use parking_lot::lock_api::RawMutex as _;
 use parking_lot::RawMutex;
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, Ordering};
 
 /// Most VCIs a process uses.
 pub const MAX_VCIS: usize = 64;
@@ -148,6 +148,11 @@ static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
 /// communicator cache, so a stale hint only costs a trip to the slow path.
 static COMM_VCI: [AtomicU8; COMM_HINTS] = [const { AtomicU8::new(0) }; COMM_HINTS];
 const COMM_HINTS: usize = 4096;
+/// [`COMM_VCI`] of a communicator spread over the VCIs (`crate::core::spread`): its VCI
+/// depends on each message's source and tag.
+const SPREAD_MARK: u8 = u8::MAX;
+/// Context id of each communicator marked [`SPREAD_MARK`].
+static COMM_ID: [AtomicU32; COMM_HINTS] = [const { AtomicU32::new(0) }; COMM_HINTS];
 
 impl Pool {
     /// Creates the pool of `n` VCIs (1..=[`MAX_VCIS`]) once per process and returns it.
@@ -189,6 +194,17 @@ impl Pool {
         match PINNED.get(id).map(|p| p.load(Ordering::Relaxed)) {
             Some(v) if v != 0 => v as usize - 1,
             _ => id % self.slots.len(),
+        }
+    }
+
+    /// The VCI where a message with source `src` and tag `tag` on wire context `ctx` is
+    /// matched: the spread VCI of a communicator whose assertions spread it
+    /// (`crate::core::spread`), else the context's VCI ([`Pool::vci_of_ctx`]).
+    #[inline(always)]
+    pub fn vci_of_msg(&self, ctx: u32, src: i32, tag: i32) -> usize {
+        match crate::core::spread::vci_of_msg(ctx, src, tag, self.slots.len()) {
+            Some(v) => v,
+            None => self.vci_of_ctx(ctx),
         }
     }
 
@@ -251,6 +267,13 @@ impl Pool {
 /// 0: not pinned. Set before the id carries traffic, cleared when it is released.
 static PINNED: [AtomicU8; crate::core::context::MAX_IDS as usize] =
     [const { AtomicU8::new(0) }; crate::core::context::MAX_IDS as usize];
+
+/// Whether context id `id` is pinned to a VCI ([`pin`]).
+pub fn pinned(id: u32) -> bool {
+    PINNED
+        .get(id as usize)
+        .is_some_and(|p| p.load(Ordering::Relaxed) != 0)
+}
 
 /// Pins context id `id` to VCI `v` (a stream's), or unpins it (`None`).
 pub fn pin(id: u32, v: Option<usize>) {
@@ -445,6 +468,22 @@ pub fn comm_hint(h: usize) -> Option<usize> {
     }
 }
 
+/// The VCI of a message to or from rank `peer` with tag `tag` on communicator handle `h`
+/// when [`comm_hint`] marks it spread (`crate::core::spread`); `None` otherwise, or for a
+/// wildcard the communicator asserted away (the slow path reports it).
+#[inline]
+pub fn comm_spread_vci(h: usize, peer: i32, tag: i32, n: usize) -> Option<usize> {
+    let idx = ((h >> 12) & 0xfffff).checked_sub(1)?;
+    if COMM_VCI.get(idx)?.load(Ordering::Relaxed) != SPREAD_MARK {
+        return None;
+    }
+    let id = COMM_ID.get(idx)?.load(Ordering::Relaxed);
+    match crate::core::spread::mode(id) {
+        0 => None,
+        m => crate::core::spread::vci(id, m, peer, tag, n),
+    }
+}
+
 /// The slow path's view of the request tables of all VCIs.
 pub struct Requests {
     pool: &'static Pool,
@@ -551,27 +590,33 @@ impl Matchers {
         Matchers { pool }
     }
 
-    /// The matching queues of wire context `ctx`.
+    /// The matching queues of messages with source `src` and tag `tag` on wire context
+    /// `ctx` ([`Pool::vci_of_msg`]).
     #[inline(always)]
-    pub fn of_ctx(&mut self, ctx: u32) -> &mut Matcher {
-        let v = self.pool.vci_of_ctx(ctx);
+    pub fn of_msg(&mut self, ctx: u32, src: i32, tag: i32) -> &mut Matcher {
+        let v = self.pool.vci_of_msg(ctx, src, tag);
         // SAFETY: the slow path has exclusive access to every VCI; `&mut self` excludes other
         // references from this view, and `Requests` reaches only the `reqs` field.
         unsafe { &mut self.pool.state(v).matcher }
     }
 
+    /// Number of VCIs.
+    pub fn vcis(&self) -> usize {
+        self.pool.len()
+    }
+
     /// The matching queues of VCI `v`.
     #[inline]
     pub fn of_vci(&mut self, v: usize) -> &mut Matcher {
-        // SAFETY: as in `of_ctx`.
+        // SAFETY: as in `of_msg`.
         unsafe { &mut self.pool.state(v).matcher }
     }
 
-    /// The matching queues of wire context `ctx`, shared.
+    /// [`Matchers::of_msg`], shared.
     #[inline(always)]
-    pub fn of_ctx_ref(&self, ctx: u32) -> &Matcher {
-        let v = self.pool.vci_of_ctx(ctx);
-        // SAFETY: as in `of_ctx`.
+    pub fn of_msg_ref(&self, ctx: u32, src: i32, tag: i32) -> &Matcher {
+        let v = self.pool.vci_of_msg(ctx, src, tag);
+        // SAFETY: as in `of_msg`.
         unsafe { &self.pool.state(v).matcher }
     }
 
@@ -579,19 +624,31 @@ impl Matchers {
     #[inline]
     pub fn knows_comm(&self, handle: usize, ctx: u32) -> bool {
         let v = self.pool.vci_of_ctx(ctx);
-        // SAFETY: as in `of_ctx`, shared.
+        // SAFETY: as in `of_msg`, shared.
         unsafe { self.pool.state(v) }.comm(handle).is_some()
     }
 
     /// Makes intracommunicator `c` (table index `idx`, handle `handle`) known to the fast
     /// paths of its VCI, with its table of node-local ranks when sends to other ranks may
     /// take a fast path.
-    pub fn remember_comm(&mut self, mut c: FastComm, peers: Option<std::sync::Arc<[u32]>>) {
-        let v = self.pool.vci_of_ctx(c.ctx);
-        // SAFETY: as in `of_ctx`.
-        let s = unsafe { self.pool.state(v) };
-        if s.comm(c.handle).is_none() {
-            c.peers = match peers {
+    pub fn remember_comm(&mut self, c: FastComm, peers: Option<std::sync::Arc<[u32]>>) {
+        let id = c.ctx / CONTEXTS_PER_ID;
+        let spread = crate::core::spread::mode(id) != 0;
+        // A spread communicator is known to every VCI: its messages may be on any.
+        let (first, last) = if spread {
+            (0, self.pool.len() - 1)
+        } else {
+            let v = self.pool.vci_of_ctx(c.ctx);
+            (v, v)
+        };
+        for v in first..=last {
+            // SAFETY: as in `of_msg`.
+            let s = unsafe { self.pool.state(v) };
+            if s.comm(c.handle).is_some() {
+                continue;
+            }
+            let mut c = c;
+            c.peers = match peers.clone() {
                 None => NO_PEERS,
                 Some(t) => match s.peer_tables.iter().position(Option::is_none) {
                     Some(i) => {
@@ -605,12 +662,48 @@ impl Matchers {
                 },
             };
             s.comms.push(c);
-            if crate::core::lockq::on() {
-                crate::core::lockq::publish(&c);
-            }
         }
+        if crate::core::lockq::on() {
+            crate::core::lockq::publish(&c);
+        }
+        let mark = if spread {
+            if let Some(i) = COMM_ID.get(c.idx as usize) {
+                i.store(id, Ordering::Relaxed);
+            }
+            SPREAD_MARK
+        } else {
+            first as u8 + 1
+        };
         if let Some(h) = COMM_VCI.get(c.idx as usize) {
-            h.store(v as u8 + 1, Ordering::Relaxed);
+            h.store(mark, Ordering::Relaxed);
+        }
+    }
+
+    /// Moves the unexpected messages and posted receives of the point-to-point context of
+    /// context id `id`, which were matched on VCI `from`, to the VCIs where its spreading
+    /// (just turned on) matches them, keeping the order of those that share a VCI.
+    pub fn spread_out(&mut self, id: u32, from: usize) {
+        let ctx = id * CONTEXTS_PER_ID;
+        // SAFETY: as in `of_msg`; the source queues are taken out before any target is
+        // reached.
+        let a = unsafe { self.pool.state(from) };
+        let unexpected = std::mem::take(&mut a.matcher.unexpected);
+        let mut posted = std::mem::take(&mut a.matcher.posted);
+        for u in unexpected {
+            let v = if u.env.ctx == ctx {
+                self.pool.vci_of_msg(ctx, u.env.src, u.env.tag)
+            } else {
+                from
+            };
+            self.of_vci(v).unexpected.push_back(u);
+        }
+        for p in posted.drain(..) {
+            let v = if p.pattern.ctx == ctx {
+                self.pool.vci_of_msg(ctx, p.pattern.src, p.pattern.tag)
+            } else {
+                from
+            };
+            self.of_vci(v).posted.push_back(p);
         }
     }
 
@@ -620,7 +713,7 @@ impl Matchers {
         if from == to {
             return;
         }
-        // SAFETY: as in `of_ctx`; `from != to`, so the two references are disjoint.
+        // SAFETY: as in `of_msg`; `from != to`, so the two references are disjoint.
         let (a, b) = unsafe { (self.pool.state(from), self.pool.state(to)) };
         let mut kept = std::collections::VecDeque::new();
         for u in a.matcher.unexpected.drain(..) {
@@ -649,7 +742,7 @@ impl Matchers {
         }
         crate::core::lockq::retract(idx);
         for v in 0..self.pool.len() {
-            // SAFETY: as in `of_ctx`.
+            // SAFETY: as in `of_msg`.
             let s = unsafe { self.pool.state(v) };
             let tables = &mut s.peer_tables;
             s.comms.retain(|c| {
@@ -724,6 +817,58 @@ pub fn default_count(multiple: bool) -> usize {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spreading_moves_waiting_messages_to_their_vcis_in_order() {
+        use crate::core::matching::{Envelope, Payload, Unexpected};
+        use crate::core::spread;
+        let pool = Pool::install(4, 64);
+        let mut m = Matchers::new(pool);
+        let id = crate::core::context::MAX_IDS - 5;
+        let ctx = id * CONTEXTS_PER_ID;
+        let from = pool.vci_of_ctx(ctx);
+        let msg = |ctx: u32, tag: i32, byte: u8| Unexpected {
+            env: Envelope { ctx, src: 0, tag },
+            payload: Payload::Eager {
+                data: vec![byte],
+                ack: None,
+            },
+        };
+        // Tags 1, 2, 1, 2, 5 on the point-to-point context, one on the collective context.
+        for (i, tag) in [1, 2, 1, 2, 5].into_iter().enumerate() {
+            m.of_vci(from).unexpected.push_back(msg(ctx, tag, i as u8));
+        }
+        m.of_vci(from).unexpected.push_back(msg(ctx + 1, 1, 99));
+        spread::set(id, spread::BY_TAG);
+        m.spread_out(id, from);
+        let bytes = |m: &mut Matchers, v: usize, c: u32| -> Vec<u8> {
+            m.of_vci(v)
+                .unexpected
+                .iter()
+                .filter(|u| u.env.ctx == c)
+                .map(|u| match &u.payload {
+                    Payload::Eager { data, .. } => data[0],
+                    _ => unreachable!(),
+                })
+                .collect()
+        };
+        let v1 = (id as usize + 1) % 4;
+        let v2 = (id as usize + 2) % 4;
+        let v5 = (id as usize + 5) % 4;
+        assert_eq!(pool.vci_of_msg(ctx, 0, 1), v1);
+        assert_eq!(bytes(&mut m, v1, ctx)[..2], [0, 2], "tag 1 in order");
+        assert_eq!(bytes(&mut m, v2, ctx)[..2], [1, 3], "tag 2 in order");
+        assert!(bytes(&mut m, v5, ctx).contains(&4));
+        assert_eq!(
+            bytes(&mut m, from, ctx + 1),
+            [99],
+            "collective traffic stays"
+        );
+        spread::set(id, 0);
+        for v in 0..4 {
+            m.of_vci(v).unexpected.clear();
+        }
+    }
 
     #[test]
     fn request_indices_carry_their_vci() {

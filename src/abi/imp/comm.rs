@@ -74,6 +74,7 @@ unsafe fn dup(comm: MPI_Comm, info: Option<MPI_Info>) -> MpiResult<usize> {
         let h = rt.install_comm(id, plan.blueprint(copied, info))?;
         if let Some(idx) = rt.comm_index(h) {
             rt.apply_vci_hints(idx, parent_ctx);
+            rt.apply_spread_hints(idx);
         }
         Ok(h)
     })

@@ -9,7 +9,7 @@ use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::fastpath;
 use crate::core::matching::{Pattern, Payload};
 use crate::core::p2p::{
-    check_dest, check_recv_tag, check_send_tag, check_source, RecvArgs, SendArgs,
+    check_dest, check_recv_tag, check_send_tag, check_source, check_spread, RecvArgs, SendArgs,
 };
 use crate::core::request::{self, PersistentOp, ReqKind, SendMode, Status, DONE_SEND};
 use crate::core::runtime::{self, Runtime};
@@ -137,6 +137,7 @@ fn recv_args(
     let b = buffer_bytes(rt, buf, n, dt)?;
     check_source(c, src)?;
     check_recv_tag(tag)?;
+    check_spread(c, src, tag)?;
     Ok(RecvArgs {
         comm: idx,
         src,
@@ -1449,12 +1450,11 @@ pub(crate) unsafe fn MPI_Cancel(request: *mut MPI_Request) -> MpiResult<()> {
             );
         }
         let r = rt.reqs.get(rid).unwrap();
+        // A receive is posted on the VCI of its messages, which for a communicator spread
+        // over the VCIs need not be its request's.
         if r.kind == ReqKind::Recv
             && !r.done()
-            && rt
-                .matchers
-                .of_vci(crate::core::vci::vci_of_rid(rid))
-                .cancel_posted(rid)
+            && (0..rt.matchers.vcis()).any(|v| rt.matchers.of_vci(v).cancel_posted(rid))
         {
             let r = rt.reqs.get_mut(rid).unwrap();
             r.status = Status {
@@ -1624,6 +1624,7 @@ fn probe_pattern(
     let (idx, c) = rt.comm(comm as usize)?;
     check_source(c, source)?;
     check_recv_tag(tag)?;
+    check_spread(c, source, tag)?;
     Ok((
         idx,
         Pattern {
@@ -1655,10 +1656,14 @@ fn probe_once(
     if source == MPI_PROC_NULL {
         return Ok(Some(Status::PROC_NULL));
     }
-    Ok(rt.matchers.of_ctx_ref(p.ctx).find_unexpected(&p).map(|i| {
-        let u = &rt.matchers.of_ctx_ref(p.ctx).unexpected[i];
-        probe_status(&u.env, &u.payload)
-    }))
+    Ok(rt
+        .matchers
+        .of_msg_ref(p.ctx, p.src, p.tag)
+        .find_unexpected(&p)
+        .map(|i| {
+            let u = &rt.matchers.of_msg_ref(p.ctx, p.src, p.tag).unexpected[i];
+            probe_status(&u.env, &u.payload)
+        }))
 }
 
 pub(crate) unsafe fn MPI_Probe(
@@ -1711,7 +1716,7 @@ fn mprobe_once(
     if source == MPI_PROC_NULL {
         return Ok(Some((MPI_MESSAGE_NO_PROC, Status::PROC_NULL)));
     }
-    let Some(u) = rt.matchers.of_ctx(p.ctx).take_unexpected(&p) else {
+    let Some(u) = rt.matchers.of_msg(p.ctx, p.src, p.tag).take_unexpected(&p) else {
         return Ok(None);
     };
     let st = probe_status(&u.env, &u.payload);
