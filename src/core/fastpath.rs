@@ -196,7 +196,7 @@ fn isend_in<const M: u8>(
 }
 
 /// [`isend_on`] on behalf of this thread (the `csync` and `offload` models).
-#[inline(never)]
+#[inline(always)] // reached only from the out-of-line `*_delegated_entry`
 #[allow(clippy::too_many_arguments)]
 fn isend_delegated(
     pool: &Pool,
@@ -477,7 +477,7 @@ unsafe fn irecv_in<const M: u8>(
 ///
 /// # Safety
 /// As for [`irecv_to`].
-#[inline(never)]
+#[inline(always)] // reached only from the out-of-line `*_delegated_entry`
 #[allow(clippy::too_many_arguments)]
 unsafe fn irecv_delegated(
     pool: &Pool,
@@ -687,7 +687,7 @@ unsafe fn complete_all_in<const M: u8>(
 ///
 /// # Safety
 /// As for [`complete_all`].
-#[inline(never)]
+#[inline(always)] // reached only from the out-of-line `*_delegated_entry`
 unsafe fn complete_all_delegated(
     pool: &Pool,
     v: usize,
