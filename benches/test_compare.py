@@ -420,6 +420,16 @@ class RegistryTest(unittest.TestCase):
         self.assertEqual([v[0] for v in mr.quick_variants], ["T=1", "T=2"])
         self.assertEqual([v[0] for v in mr.variants], ["T=1", "T=2", "dup T=1", "dup T=2"])
 
+    def test_shared_communicator_rates(self):
+        # One shared duplicate with the assertion (-s) and its baseline without (-S); full
+        # runs only.
+        self.assertEqual(C.BENCH_BY_NAME["msgrate_shared_mt"].full_args, ["-s"])
+        self.assertEqual(C.BENCH_BY_NAME["msgrate_shared_nohint_mt"].full_args, ["-S"])
+        for name in ("msgrate_shared_mt", "msgrate_shared_nohint_mt"):
+            b = C.BENCH_BY_NAME[name]
+            self.assertEqual((b.src, b.np), ("msgrate_self_mt.c", 0))
+            self.assertFalse(b.in_quick())
+
     def test_coll_reduce_entries(self):
         for name, np in (("barrier", 2), ("barrier_4", 4), ("reduce", 2), ("reduce_4", 4),
                          ("reduce_scatter", 2), ("reduce_scatter_4", 4)):
