@@ -684,11 +684,15 @@ impl Matchers {
     /// (just turned on) matches them, keeping the order of those that share a VCI.
     pub fn spread_out(&mut self, id: u32, from: usize) {
         let ctx = id * CONTEXTS_PER_ID;
-        // SAFETY: as in `of_msg`; the source queues are taken out before any target is
-        // reached.
-        let a = unsafe { self.pool.state(from) };
-        let unexpected = std::mem::take(&mut a.matcher.unexpected);
-        let mut posted = std::mem::take(&mut a.matcher.posted);
+        let (unexpected, mut posted) = {
+            // SAFETY: as in `of_msg`; this reference ends with the block, before any target
+            // VCI (possibly `from` again) is reached.
+            let a = unsafe { self.pool.state(from) };
+            (
+                std::mem::take(&mut a.matcher.unexpected),
+                std::mem::take(&mut a.matcher.posted),
+            )
+        };
         for u in unexpected {
             let v = if u.env.ctx == ctx {
                 self.pool.vci_of_msg(ctx, u.env.src, u.env.tag)
