@@ -185,7 +185,9 @@ fn isend_in<const M: u8>(
         }
         LOCKQ => {
             let mut g = match lockq::enter_isend(pool, v, comm, dest, tag, buf, bytes) {
-                lockq::Entry::Locked(g) => g,
+                // SAFETY: `Locked`: this thread holds the lock of VCI `v` (a VCI of `pool`, whose
+                // lock it took) and no guard of it.
+                lockq::Entry::Locked => unsafe { VciGuard::adopt(pool, v) },
                 lockq::Entry::Done(h) => return Some(h),
                 lockq::Entry::Slow => return None,
             };
@@ -461,7 +463,9 @@ unsafe fn irecv_in<const M: u8>(
         DIRECT => VciGuard::enter(pool, v, false),
         LOCKED => VciGuard::enter(pool, v, true),
         LOCKQ => match lockq::enter_irecv(pool, v, comm, src, tag, buf, bytes, dt) {
-            lockq::Entry::Locked(g) => g,
+            // SAFETY: `Locked`: this thread holds the lock of VCI `v` (a VCI of `pool`, whose
+            // lock it took) and no guard of it.
+            lockq::Entry::Locked => unsafe { VciGuard::adopt(pool, v) },
             // SAFETY: `out` is null or points to a request handle (caller's contract).
             lockq::Entry::Done(started) => return unsafe { put(Some(started), out) },
             lockq::Entry::Slow => return None,

@@ -509,9 +509,12 @@ fn facts(handle: usize) -> Option<FastComm> {
 // Entering a VCI
 
 /// What a fast path gets from the LockQ entry.
-pub enum Entry<'a, T> {
-    /// The VCI's lock, with its queue drained: run the operation now.
-    Locked(VciGuard<'a>),
+pub enum Entry<T> {
+    /// The VCI's lock is held by this thread, with its queue drained: take it over with
+    /// [`VciGuard::adopt`] and run the operation now. (No guard travels in the value: a guard
+    /// built where the caller sees it has a constant mode, so that leaving it compiles to the
+    /// unlock alone.)
+    Locked,
     /// The operation was queued; its result.
     Done(T),
     /// Take the slow path.
@@ -528,15 +531,18 @@ pub fn enter(pool: &Pool, v: usize) -> Option<VciGuard<'_>> {
 
 /// A lock miss that cannot be queued: waits for the lock as the `vci` model does.
 #[cold]
-fn waited<T>(pool: &Pool, v: usize) -> Entry<'_, T> {
+fn waited<T>(pool: &Pool, v: usize) -> Entry<T> {
     count(ST_WAITED);
     locked_or_slow(enter(pool, v))
 }
 
 #[inline(always)]
-fn locked_or_slow<T>(g: Option<VciGuard<'_>>) -> Entry<'_, T> {
+fn locked_or_slow<T>(g: Option<VciGuard<'_>>) -> Entry<T> {
     match g {
-        Some(g) => Entry::Locked(g),
+        Some(g) => {
+            g.keep();
+            Entry::Locked
+        }
         None => Entry::Slow,
     }
 }
@@ -552,11 +558,12 @@ pub fn enter_isend(
     tag: i32,
     buf: *const u8,
     bytes: usize,
-) -> Entry<'_, usize> {
+) -> Entry<usize> {
     match VciGuard::try_enter(pool, v) {
         Some(mut g) => {
             if drain(&mut g, v) {
-                Entry::Locked(g)
+                g.keep();
+                Entry::Locked
             } else {
                 Entry::Slow
             }
@@ -574,7 +581,7 @@ fn defer_send(
     tag: i32,
     buf: *const u8,
     bytes: usize,
-) -> Entry<'_, usize> {
+) -> Entry<usize> {
     let (Some(c), Some(q)) = (facts(comm), vq(v)) else {
         return waited(pool, v);
     };
@@ -618,11 +625,12 @@ pub fn enter_irecv(
     buf: *mut u8,
     cap: usize,
     dt: usize,
-) -> Entry<'_, (u32, usize)> {
+) -> Entry<(u32, usize)> {
     match VciGuard::try_enter(pool, v) {
         Some(mut g) => {
             if drain(&mut g, v) {
-                Entry::Locked(g)
+                g.keep();
+                Entry::Locked
             } else {
                 Entry::Slow
             }
@@ -642,7 +650,7 @@ fn defer_recv(
     buf: *mut u8,
     cap: usize,
     dt: usize,
-) -> Entry<'_, (u32, usize)> {
+) -> Entry<(u32, usize)> {
     let (Some(c), Some(q), Some(unit)) =
         (facts(comm), vq(v), crate::core::datatype::predefined(dt))
     else {

@@ -382,6 +382,29 @@ impl<'a> VciGuard<'a> {
             .then(|| VciGuard { slot, mode: LOCKED })
     }
 
+    /// Leaves VCI's lock held without a guard, for [`VciGuard::adopt`] on this thread.
+    #[inline(always)]
+    pub fn keep(self) {
+        debug_assert_eq!(self.mode, LOCKED);
+        std::mem::forget(self);
+    }
+
+    /// The guard of VCI `v`'s lock, which this thread holds after [`VciGuard::keep`].
+    ///
+    /// # Safety
+    /// `v` is a VCI of `pool` (`v < pool.len()`), and this thread holds its lock and no guard
+    /// of it.
+    #[inline(always)]
+    pub unsafe fn adopt(pool: &'a Pool, v: usize) -> Self {
+        debug_assert!(v < pool.len());
+        VciGuard {
+            // SAFETY: `v < pool.len()` (the caller's contract; the lock it holds was taken
+            // through the same index).
+            slot: unsafe { pool.slots.get_unchecked(v) },
+            mode: LOCKED,
+        }
+    }
+
     /// The VCI's state.
     #[inline(always)]
     pub fn state(&mut self) -> &mut VciState {
