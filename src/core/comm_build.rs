@@ -322,6 +322,61 @@ impl DupPlan {
     }
 }
 
+/// One rank's (color, key) as exchanged by the splits.
+fn color_key(color: i32, key: i32) -> Vec<u8> {
+    let mut b = color.to_ne_bytes().to_vec();
+    b.extend_from_slice(&key.to_ne_bytes());
+    b
+}
+
+/// The world ranks (from `world`, by rank) of the ranks whose (color, key) in `all` has color
+/// `color`, ordered by key, then rank.
+fn of_color(all: &[u8], color: i32, world: &[u32]) -> Vec<u32> {
+    let mut chosen: Vec<(i32, usize)> = all
+        .chunks_exact(8)
+        .enumerate()
+        .filter_map(|(r, c)| {
+            let col = i32::from_ne_bytes(c[..4].try_into().unwrap());
+            let k = i32::from_ne_bytes(c[4..].try_into().unwrap());
+            (col == color).then_some((k, r))
+        })
+        .collect();
+    chosen.sort();
+    chosen.iter().map(|&(_, r)| world[r]).collect()
+}
+
+/// The remote group's `len` bytes for this group's `data`: the leaders swap them over
+/// `bridge`, then tell their groups (call outside `runtime::with`).
+fn swap_with_remote(
+    team: &Team,
+    bridge: Option<Bridge>,
+    data: &[u8],
+    len: usize,
+) -> MpiResult<Vec<u8>> {
+    let mut theirs = Vec::new();
+    if let Some(b) = bridge {
+        theirs = team::exchange(b.comm, b.peer, b.tag, data, len)?;
+    }
+    team::bcast(team, theirs)
+}
+
+/// A context id agreed by both groups of an intercommunicator (`team` and `bridge` from
+/// [`Runtime::union_team`]).
+fn union_agreement(team: Team, bridge: Option<Bridge>, key: u64) -> MpiResult<u32> {
+    Agreement::new(
+        Team {
+            tag: tag::AGREE,
+            ..team
+        },
+        bridge.map(|b| Bridge {
+            tag: tag::AGREE,
+            ..b
+        }),
+        key,
+    )
+    .run()
+}
+
 /// `MPI_Comm_split`: (color, key) of every rank, then the agreement over the parent.
 pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
     if color < 0 && color != MPI_UNDEFINED {
@@ -343,9 +398,7 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
     if inter {
         return split_inter(h, color, key_);
     }
-    let mut mine = color.to_ne_bytes().to_vec();
-    mine.extend_from_slice(&key_.to_ne_bytes());
-    let all = Round::new(team.clone(), None, Combine::Concat, mine).run()?;
+    let all = Round::new(team.clone(), None, Combine::Concat, color_key(color, key_)).run()?;
     let id = Agreement::new(
         Team {
             tag: tag::AGREE,
@@ -362,17 +415,7 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
         })?;
         return Ok(None);
     }
-    let mut chosen: Vec<(i32, usize)> = all
-        .chunks_exact(8)
-        .enumerate()
-        .filter_map(|(r, c)| {
-            let col = i32::from_ne_bytes(c[..4].try_into().unwrap());
-            let k = i32::from_ne_bytes(c[4..].try_into().unwrap());
-            (col == color).then_some((k, r))
-        })
-        .collect();
-    chosen.sort();
-    let newmembers = chosen.iter().map(|&(_, r)| members[r]).collect();
+    let newmembers = of_color(&all, color, &members);
     runtime::with(|rt| {
         rt.install_comm(
             id,
@@ -438,43 +481,16 @@ fn split_inter(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
         ))
     })?;
     // (color, key) of every local rank, then the leaders swap their groups' lists.
-    let mut mine = color.to_ne_bytes().to_vec();
-    mine.extend_from_slice(&key_.to_ne_bytes());
-    let local = Round::new(team.clone(), None, Combine::Concat, mine).run()?;
-    let mut theirs = Vec::new();
-    if let Some(b) = bridge {
-        theirs = team::exchange(b.comm, b.peer, b.tag, &local, remote.len() * 8)?;
-    }
-    let theirs = team::bcast(&team, theirs)?;
-    let id = Agreement::new(
-        Team {
-            tag: tag::AGREE,
-            ..team
-        },
-        bridge.map(|b| Bridge {
-            tag: tag::AGREE,
-            ..b
-        }),
-        key(ctx, tag::SPLIT),
-    )
-    .run()?;
-    let pick = |all: &[u8], world: &[u32]| -> Vec<u32> {
-        let mut chosen: Vec<(i32, usize)> = all
-            .chunks_exact(8)
-            .enumerate()
-            .filter_map(|(r, c)| {
-                let col = i32::from_ne_bytes(c[..4].try_into().unwrap());
-                let k = i32::from_ne_bytes(c[4..].try_into().unwrap());
-                (col == color).then_some((k, r))
-            })
-            .collect();
-        chosen.sort();
-        chosen.iter().map(|&(_, r)| world[r]).collect()
-    };
+    let local = Round::new(team.clone(), None, Combine::Concat, color_key(color, key_)).run()?;
+    let theirs = swap_with_remote(&team, bridge, &local, remote.len() * 8)?;
+    let id = union_agreement(team, bridge, key(ctx, tag::SPLIT))?;
     let (new_local, new_remote) = if color == MPI_UNDEFINED {
         (Vec::new(), Vec::new())
     } else {
-        (pick(&local, &members), pick(&theirs, &remote))
+        (
+            of_color(&local, color, &members),
+            of_color(&theirs, color, &remote),
+        )
     };
     runtime::with(|rt| {
         if new_local.is_empty() || new_remote.is_empty() {
@@ -772,23 +788,8 @@ pub fn intercomm_merge(h: usize, high: bool) -> MpiResult<usize> {
         ))
     })?;
     // The leaders swap their `high` and tell their groups.
-    let mut theirs = vec![0u8];
-    if let Some(b) = bridge {
-        theirs = team::exchange(b.comm, b.peer, b.tag, &[high as u8], 1)?;
-    }
-    let their_high = team::bcast(&team, theirs)?[0] != 0;
-    let id = Agreement::new(
-        Team {
-            tag: tag::AGREE,
-            ..team
-        },
-        bridge.map(|b| Bridge {
-            tag: tag::AGREE,
-            ..b
-        }),
-        key(ctx, tag::AGREE),
-    )
-    .run()?;
+    let their_high = swap_with_remote(&team, bridge, &[high as u8], 1)?[0] != 0;
+    let id = union_agreement(team, bridge, key(ctx, tag::AGREE))?;
     let local_goes_first = if high != their_high {
         !high
     } else {

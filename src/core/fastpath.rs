@@ -32,8 +32,9 @@ use crate::transport::shm::segment::CellKind;
 /// generation 1).
 pub const DONE_SEND_HANDLE: usize = (1 << 32) | (1 << 12) | kind::REQUEST;
 
-/// Access modes of the fast paths ([`Access`] as a const generic parameter, so that each
-/// mode gets its own copy of a path and none tests the mode as it goes): directly...
+/// Access modes of the fast paths (picked from [`runtime::fast_state`] and passed as a const
+/// generic parameter, so that each mode gets its own copy of a path and none tests the mode
+/// as it goes): directly...
 const DIRECT: u8 = 0;
 /// ...under the VCI's lock...
 const LOCKED: u8 = 1;
@@ -884,7 +885,7 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     loop {
         let step = {
             // Under lockq, taking the lock runs the queued operations first.
-            let mut g = if state != READY_LOCKED && locked {
+            let mut g = if matches!(state, READY_LOCKQ | READY_DELEGATED) {
                 match vci::enter_queued(pool, v, vci::queued()) {
                     Some(g) => g,
                     None => return false,

@@ -283,7 +283,8 @@ pub fn pin(id: u32, v: Option<usize>) {
 }
 
 /// The thread model in force when it routes fast paths through something other than the
-/// VCI lock alone: one load tells a fast path whether, and where, to look further.
+/// VCI lock alone (the fast paths read it folded into the runtime state,
+/// `runtime::fast_state`; the slower paths read it here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Queued {
@@ -308,13 +309,6 @@ pub fn queued() -> Queued {
         3 => Queued::Offload,
         _ => Queued::None,
     }
-}
-
-/// Whether a queueing thread model is in force ([`queued`] is not [`Queued::None`]): the
-/// fast paths' one-load test.
-#[inline(always)]
-pub fn queued_any() -> bool {
-    QUEUED.load(Ordering::Relaxed) != Queued::None as u8
 }
 
 /// Records the queueing thread model in force (see [`queued`]).
