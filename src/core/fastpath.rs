@@ -21,7 +21,7 @@ use crate::core::datatype;
 use crate::core::lockq;
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
 use crate::core::request::{flag, ReqKind, Request, Status, NO_PARENT};
-use crate::core::runtime::{self, READY, READY_DELEGATED, READY_LOCKED, READY_LOCKQ};
+use crate::core::runtime::{self, READY, READY_DELEGATED, READY_LOCKED};
 use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Pool, Queued, VciGuard, VciState, RID_VCI_SHIFT};
 use crate::platform::wait::Backoff;
@@ -36,12 +36,12 @@ pub const DONE_SEND_HANDLE: usize = (1 << 32) | (1 << 12) | kind::REQUEST;
 /// generic parameter, so that each mode gets its own copy of a path and none tests the mode
 /// as it goes): directly...
 const DIRECT: u8 = 0;
-/// ...under the VCI's lock...
+/// ...under the VCI's lock (`global`, `vci`, `lockq`: taken with one compare-and-swap that
+/// also finds no `lockq` work pending; when that fails, `crate::core::lockq`'s out-of-line
+/// `*_contended` entries wait for the lock or, under `lockq`, queue the operation)...
 const LOCKED: u8 = 1;
-/// ...through the `lockq` model's try-lock and queue...
-const LOCKQ: u8 = 2;
 /// ...or on the caller's behalf (`csync`, `offload`).
-const DELEGATED: u8 = 3;
+const DELEGATED: u8 = 2;
 
 /// The VCI of a message to or from rank `peer` with tag `tag` on communicator handle
 /// `comm`, if known without the slow path.
@@ -135,7 +135,6 @@ pub unsafe fn isend(
     match runtime::fast_state() {
         READY => isend_in::<DIRECT>(vci::pool()?, buf, count, dt, dest, tag, comm),
         READY_LOCKED => isend_in::<LOCKED>(vci::pool()?, buf, count, dt, dest, tag, comm),
-        READY_LOCKQ => isend_in::<LOCKQ>(vci::pool()?, buf, count, dt, dest, tag, comm),
         state => isend_delegated_entry(state, buf, count, dt, dest, tag, comm),
     }
 }
@@ -159,7 +158,7 @@ fn isend_delegated_entry(
     }
 }
 
-/// [`isend`] under access mode `M` ([`DIRECT`], [`LOCKED`], [`LOCKQ`] or [`DELEGATED`]).
+/// [`isend`] under access mode `M` ([`DIRECT`], [`LOCKED`] or [`DELEGATED`]).
 #[inline(always)]
 fn isend_in<const M: u8>(
     pool: &Pool,
@@ -181,16 +180,15 @@ fn isend_in<const M: u8>(
             isend_on::<false>(g.state(), pool, v, buf, bytes, dest, tag, comm)
         }
         LOCKED => {
-            let mut g = VciGuard::enter(pool, v, true);
-            isend_on::<true>(g.state(), pool, v, buf, bytes, dest, tag, comm)
-        }
-        LOCKQ => {
-            let mut g = match lockq::enter_isend(pool, v, comm, dest, tag, buf, bytes) {
-                // SAFETY: `Locked`: this thread holds the lock of VCI `v` (a VCI of `pool`, whose
-                // lock it took) and no guard of it.
-                lockq::Entry::Locked => unsafe { VciGuard::adopt(pool, v) },
-                lockq::Entry::Done(h) => return Some(h),
-                lockq::Entry::Slow => return None,
+            let mut g = match VciGuard::try_enter_clean(pool, v) {
+                Some(g) => g,
+                None => match lockq::isend_contended(pool, v, comm, dest, tag, buf, bytes) {
+                    // SAFETY: `Locked`: this thread holds the lock of VCI `v` (a VCI of
+                    // `pool`, whose lock it took) and no guard of it.
+                    lockq::Entry::Locked => unsafe { VciGuard::adopt(pool, v) },
+                    lockq::Entry::Done(h) => return Some(h),
+                    lockq::Entry::Slow => return None,
+                },
             };
             isend_on::<true>(g.state(), pool, v, buf, bytes, dest, tag, comm)
         }
@@ -406,9 +404,6 @@ pub unsafe fn irecv_to(
         READY_LOCKED => unsafe {
             irecv_in::<LOCKED>(vci::pool()?, buf, count, dt, src, tag, comm, out)
         },
-        READY_LOCKQ => unsafe {
-            irecv_in::<LOCKQ>(vci::pool()?, buf, count, dt, src, tag, comm, out)
-        },
         state => unsafe { irecv_delegated_entry(state, buf, count, dt, src, tag, comm, out) },
     }
 }
@@ -462,14 +457,16 @@ unsafe fn irecv_in<const M: u8>(
     let v = comm_vci(pool, comm, src, tag)?;
     let mut g = match M {
         DIRECT => VciGuard::enter(pool, v, false),
-        LOCKED => VciGuard::enter(pool, v, true),
-        LOCKQ => match lockq::enter_irecv(pool, v, comm, src, tag, buf, bytes, dt) {
-            // SAFETY: `Locked`: this thread holds the lock of VCI `v` (a VCI of `pool`, whose
-            // lock it took) and no guard of it.
-            lockq::Entry::Locked => unsafe { VciGuard::adopt(pool, v) },
-            // SAFETY: `out` is null or points to a request handle (caller's contract).
-            lockq::Entry::Done(started) => return unsafe { put(Some(started), out) },
-            lockq::Entry::Slow => return None,
+        LOCKED => match VciGuard::try_enter_clean(pool, v) {
+            Some(g) => g,
+            None => match lockq::irecv_contended(pool, v, comm, src, tag, buf, bytes, dt) {
+                // SAFETY: `Locked`: this thread holds the lock of VCI `v` (a VCI of `pool`,
+                // whose lock it took) and no guard of it.
+                lockq::Entry::Locked => unsafe { VciGuard::adopt(pool, v) },
+                // SAFETY: `out` is null or points to a request handle (caller's contract).
+                lockq::Entry::Done(started) => return unsafe { put(Some(started), out) },
+                lockq::Entry::Slow => return None,
+            },
         },
         // SAFETY: forwarded from the caller.
         _ => return unsafe { irecv_delegated(pool, v, buf, bytes, src, tag, comm, out) },
@@ -625,7 +622,6 @@ pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) 
     match runtime::fast_state() {
         READY => unsafe { complete_all_in::<DIRECT>(pool, reqs, statuses) },
         READY_LOCKED => unsafe { complete_all_in::<LOCKED>(pool, reqs, statuses) },
-        READY_LOCKQ => unsafe { complete_all_in::<LOCKQ>(pool, reqs, statuses) },
         state => unsafe { complete_all_delegated_entry(state, pool, reqs, statuses) },
     }
 }
@@ -675,10 +671,11 @@ unsafe fn complete_all_in<const M: u8>(
     }
     let mut g = match M {
         DIRECT => VciGuard::enter(pool, v, false),
-        LOCKED => VciGuard::enter(pool, v, true),
         // Under lockq, taking the lock runs the queued operations first.
-        LOCKQ => match lockq::enter(pool, v) {
+        LOCKED => match VciGuard::try_enter_clean(pool, v) {
             Some(g) => g,
+            // SAFETY: this thread holds the lock of VCI `v` (a VCI of `pool`) and no guard.
+            None if lockq::enter_contended(pool, v) => unsafe { VciGuard::adopt(pool, v) },
             None => return false,
         },
         // SAFETY: forwarded from the caller.
@@ -862,7 +859,7 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     let state = runtime::fast_state();
     let locked = match state {
         READY => false,
-        READY_LOCKED | READY_LOCKQ | READY_DELEGATED => true,
+        READY_LOCKED | READY_DELEGATED => true,
         _ => return false,
     };
     let Some(pool) = vci::pool() else {
@@ -885,13 +882,16 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     loop {
         let step = {
             // Under lockq, taking the lock runs the queued operations first.
-            let mut g = if matches!(state, READY_LOCKQ | READY_DELEGATED) {
-                match vci::enter_queued(pool, v, vci::queued()) {
+            let mut g = match state {
+                READY_DELEGATED => match vci::enter_queued(pool, v, vci::queued()) {
                     Some(g) => g,
                     None => return false,
-                }
-            } else {
-                VciGuard::enter(pool, v, locked)
+                },
+                READY_LOCKED => match lockq::enter(pool, v) {
+                    Some(g) => g,
+                    None => return false,
+                },
+                _ => VciGuard::enter(pool, v, false),
             };
             let s = g.state();
             while let Some(&h) = reqs.get(next) {

@@ -2,9 +2,12 @@
 //! FIFO queue of operation descriptors, after Amer et al., "Software Combining to Mitigate
 //! Multithreaded MPI Contention" (ICS '19), §3.4.
 //!
-//! Every VCI keeps its lock (`crate::core::vci`) and gains a [`Queue`] of [`Op`]
+//! Every VCI keeps its lock (`crate::core::vci_lock`) and gains a [`Queue`] of [`Op`]
 //! descriptors. A nonblocking fast-path call (`MPI_Isend` to oneself or to `MPI_PROC_NULL`,
-//! `MPI_Irecv`) *tries* the VCI's lock:
+//! `MPI_Irecv`) first tries the lock exactly as the `vci` model's fast paths do, with one
+//! compare-and-swap that succeeds only if the lock is free *and* no work is pending (so the
+//! uncontended path of `lockq` is the `vci` model's, instruction for instruction). When that
+//! fails, [`isend_contended`] / [`irecv_contended`] *try* the VCI's lock:
 //! - it gets it: it first drains the queue (executes every queued descriptor, in queue
 //!   order), then runs its own operation, as under the `vci` model;
 //! - it misses it: it fills a descriptor, pushes it on the queue and returns at once, without
@@ -16,8 +19,9 @@
 //!   descriptor fills that request in place (same index, same generation).
 //!
 //! **Every path that takes a VCI lock drains first**: the fast paths (initiation and the
-//! `MPI_Wait`/`MPI_Test`/`MPI_Waitall` completion path, through [`enter`], [`enter_isend`] and
-//! [`enter_irecv`], which call [`drain`])
+//! `MPI_Wait`/`MPI_Test`/`MPI_Waitall` completion path, through the clean acquisition or
+//! [`enter`], [`enter_contended`], [`isend_contended`] and [`irecv_contended`], which call
+//! [`drain`])
 //! and the slow path (`crate::core::runtime::with`, which holds every VCI lock and drains every
 //! queue before it runs: `MPI_Wait` on incomplete requests, `MPI_Request_free`, `MPI_Cancel`,
 //! `MPI_Comm_free`, `MPI_Finalize` and all other calls). A descriptor the VCI alone cannot
@@ -41,14 +45,14 @@
 //! request's owner waits after its initiation returned, so the descriptor is in the queue and
 //! the waiter drains it.
 //!
-//! A lock holder skips the drain when the VCI's pending word is 0, so the uncontended path
-//! costs one load. Producers set the word with a release read-modify-write after their push
-//! (and after parking or reserving); a holder clears it with an acquire swap before it
-//! drains. If A's push precedes B, B's holder (which checks after taking the lock) reads
-//! either a non-zero word, and drains, or the zero written by a holder whose swap read A's
-//! setting or a later one (read-modify-writes extend A's release sequence): that holder saw
-//! A's push, held the lock before B's holder did, and ran A or parked it (and set the word
-//! again, under the lock).
+//! The queue's pending mark is a bit of the VCI's lock word (`crate::core::vci_lock`).
+//! Producers set it with a release read-modify-write after their push (and after parking or
+//! reserving); a holder clears it with an acquire read-modify-write before it drains, and a
+//! clean acquisition (word 0 -> locked) proves there is nothing to drain. If A's push
+//! precedes B, B's acquisition reads either the mark, and B's holder drains, or a word from
+//! which a holder had cleared it after A's setting or a later one (read-modify-writes extend
+//! A's release sequence): that holder saw A's push, held the lock before B's holder did, and
+//! ran A or parked it (and set the mark again, under the lock).
 //!
 //! **Progress.** A missed try-lock costs a bounded number of steps (one swap and one store to
 //! push; at most [`RESERVE`] loads and one swap to reserve a request). When the reserve is
@@ -333,21 +337,13 @@ struct State {
 
 static STATE: StdAtomicPtr<State> = StdAtomicPtr::new(std::ptr::null_mut());
 
-/// One word per VCI, on its own cache line: non-zero when its queue, parked slot or reserve
-/// may need the lock holder (set by read-modify-writes after a push, a reservation or a
-/// parking; cleared by the lock holder with a swap before it drains). A lock holder that reads
-/// 0 skips the drain, so the uncontended path costs one load. The flag is set with RMWs, so
-/// every setting belongs to the release sequence a later setting continues: a holder whose
-/// acquire swap reads any non-zero value sees every push made before that value was written.
-#[repr(align(128))]
-struct Pending(StdAtomicU32);
-const _: () = assert!(crate::core::vci::MAX_VCIS.is_power_of_two());
-static PENDING: [Pending; crate::core::vci::MAX_VCIS] =
-    [const { Pending(StdAtomicU32::new(0)) }; crate::core::vci::MAX_VCIS];
-
+/// Marks VCI `v`'s queue, parked slot or reserve as needing its next lock holder: the
+/// `PENDING` bit of the VCI's lock word (`crate::core::vci_lock`), set with a release
+/// read-modify-write after the push, reservation or parking. A holder that took the lock with
+/// the word at 0 has nothing to drain, so the uncontended path costs no extra step.
 #[inline(always)]
-fn mark(v: usize) {
-    PENDING[v].0.fetch_or(1, StdOrdering::Release);
+fn mark(pool: &Pool, v: usize) {
+    pool.mark_pending(v);
 }
 
 /// Counters for `HYMPI_STATS` (touched only off the uncontended path): sends queued,
@@ -385,9 +381,10 @@ pub fn on() -> bool {
     ON.load(StdOrdering::Relaxed)
 }
 
-/// Turns the model on for a pool of `n` VCIs (at `MPI_Init`, before any other thread can
-/// call MPI; `MPI_Init` runs once per process).
-pub fn install(n: usize) {
+/// Turns the model on for `pool` (at `MPI_Init`, before any other thread can call MPI;
+/// `MPI_Init` runs once per process).
+pub fn install(pool: &Pool) {
+    let n = pool.len();
     if !STATE.load(StdOrdering::Acquire).is_null() {
         ON.store(true, StdOrdering::Release);
         return;
@@ -401,8 +398,8 @@ pub fn install(n: usize) {
         .collect();
     let s = Box::leak(Box::new(State { vqs }));
     STATE.store(s, StdOrdering::Release);
-    for p in PENDING.iter().take(n) {
-        p.0.store(1, StdOrdering::Release); // fill the reserves at the first acquisition
+    for v in 0..n {
+        mark(pool, v); // fill the reserves at the first acquisition
     }
     ON.store(true, StdOrdering::Release);
 }
@@ -522,7 +519,8 @@ pub enum Entry<T> {
 }
 
 /// Waits for VCI `v`'s lock and drains its queue; `None` (lock released) when a descriptor
-/// needs the slow path.
+/// needs the slow path. (Under the other lock-based models nothing is ever pending: the lock
+/// alone.)
 #[inline(always)]
 pub fn enter(pool: &Pool, v: usize) -> Option<VciGuard<'_>> {
     let mut g = VciGuard::enter(pool, v, true);
@@ -547,10 +545,28 @@ fn locked_or_slow<T>(g: Option<VciGuard<'_>>) -> Entry<T> {
     }
 }
 
-/// `MPI_Isend` entry on VCI `v` (valid tag, `bytes` contiguous bytes at `buf`): the lock, or
-/// the send queued (its request handle), or the slow path.
-#[inline(always)]
-pub fn enter_isend(
+/// A completion fast path's entry to VCI `v` when its clean acquisition
+/// ([`VciGuard::try_enter_clean`]) failed (the lock is held, or work is pending): waits for
+/// the lock and drains. True: this thread holds the lock (take it over with
+/// [`VciGuard::adopt`]); false: the slow path.
+#[cold]
+#[inline(never)]
+pub fn enter_contended(pool: &Pool, v: usize) -> bool {
+    match enter(pool, v) {
+        Some(g) => {
+            g.keep();
+            true
+        }
+        None => false,
+    }
+}
+
+/// `MPI_Isend` entry on VCI `v` (valid tag, `bytes` contiguous bytes at `buf`) when its clean
+/// acquisition failed: under `lockq`, the lock if free now (drained), or the send queued
+/// (its request handle); under the other models, the lock once free. Or the slow path.
+#[cold]
+#[inline(never)]
+pub fn isend_contended(
     pool: &Pool,
     v: usize,
     comm: usize,
@@ -559,20 +575,23 @@ pub fn enter_isend(
     buf: *const u8,
     bytes: usize,
 ) -> Entry<usize> {
+    if !on() {
+        return locked_or_slow(enter(pool, v));
+    }
     match VciGuard::try_enter(pool, v) {
-        Some(mut g) => {
-            if drain(&mut g, v) {
-                g.keep();
-                Entry::Locked
-            } else {
-                Entry::Slow
-            }
-        }
+        Some(g) => locked_or_slow(drained(g, v)),
         None => defer_send(pool, v, comm, dest, tag, buf, bytes),
     }
 }
 
-#[inline(never)]
+/// `g` with VCI `v`'s queue drained, or `None` (lock released) when a descriptor needs the
+/// slow path.
+#[inline(always)]
+fn drained(mut g: VciGuard<'_>, v: usize) -> Option<VciGuard<'_>> {
+    drain(&mut g, v).then_some(g)
+}
+
+#[inline(always)] // reached only from the out-of-line `isend_contended`
 fn defer_send(
     pool: &Pool,
     v: usize,
@@ -605,18 +624,19 @@ fn defer_send(
         tag,
     };
     q.queue.push(Op::Send { env, data });
-    mark(v);
+    mark(pool, v);
     count(ST_SEND);
     Entry::Done(DONE_SEND_HANDLE)
 }
 
 /// `MPI_Irecv` entry on VCI `v` (valid tag, `cap` contiguous bytes of predefined type `dt` at
-/// `buf`):
-/// the lock, or the receive queued on a reserved request (its index and handle), or the slow
-/// path.
-#[inline(always)]
+/// `buf`) when its clean acquisition failed: under `lockq`, the lock if free now (drained), or
+/// the receive queued on a reserved request (its index and handle); under the other models,
+/// the lock once free. Or the slow path.
+#[cold]
+#[inline(never)]
 #[allow(clippy::too_many_arguments)]
-pub fn enter_irecv(
+pub fn irecv_contended(
     pool: &Pool,
     v: usize,
     comm: usize,
@@ -626,20 +646,16 @@ pub fn enter_irecv(
     cap: usize,
     dt: usize,
 ) -> Entry<(u32, usize)> {
+    if !on() {
+        return locked_or_slow(enter(pool, v));
+    }
     match VciGuard::try_enter(pool, v) {
-        Some(mut g) => {
-            if drain(&mut g, v) {
-                g.keep();
-                Entry::Locked
-            } else {
-                Entry::Slow
-            }
-        }
+        Some(g) => locked_or_slow(drained(g, v)),
         None => defer_recv(pool, v, comm, src, tag, buf, cap, dt),
     }
 }
 
-#[inline(never)]
+#[inline(always)] // reached only from the out-of-line `irecv_contended`
 #[allow(clippy::too_many_arguments)]
 fn defer_recv(
     pool: &Pool,
@@ -685,7 +701,7 @@ fn defer_recv(
         cap,
         unit,
     });
-    mark(v);
+    mark(pool, v);
     count(ST_RECV);
     Entry::Done((((v as u32) << RID_VCI_SHIFT) | index, h))
 }
@@ -694,36 +710,32 @@ fn defer_recv(
 // Draining
 
 /// Executes the queued descriptors of VCI `v` (its lock held by `g`) in order and refills its
-/// reserve. False when a descriptor needs the slow path (it is parked in `held`).
+/// reserve, if its pending mark is set. False when a descriptor needs the slow path (it is
+/// parked in `held`).
 #[inline(always)]
 pub fn drain(g: &mut VciGuard<'_>, v: usize) -> bool {
-    // `& (MAX_VCIS - 1)`: no bounds check (`v` < MAX_VCIS, a power of two).
-    PENDING[v & (crate::core::vci::MAX_VCIS - 1)]
-        .0
-        .load(StdOrdering::Acquire)
-        == 0
-        || drain_cold(g.state(), v)
+    !g.take_pending() || drain_cold(g, v)
 }
 
 #[cold]
 #[inline(never)]
-fn drain_cold(s: &mut VciState, v: usize) -> bool {
+fn drain_cold(g: &mut VciGuard<'_>, v: usize) -> bool {
     let Some(q) = vq(v) else {
         return true;
     };
-    PENDING[v].0.swap(0, StdOrdering::AcqRel);
     // SAFETY: the caller holds the VCI lock: it is the queue's only consumer and the only
     // user of `held`.
     if q.held.with_mut(|h| unsafe { (*h).is_some() }) {
-        mark(v);
+        g.mark_pending();
         return false;
     }
+    let s = g.state();
     // SAFETY: as above.
     while let Some(op) = unsafe { q.queue.pop() } {
         if let Err(op) = run_fast(s, v, op) {
             // SAFETY: as above.
             q.held.with_mut(|h| unsafe { *h = Some(op) });
-            mark(v);
+            g.mark_pending();
             count(ST_PARKED);
             return false;
         }
@@ -818,11 +830,13 @@ pub fn drain_all(rt: &mut crate::core::runtime::Runtime) {
     let Some(st) = state() else {
         return;
     };
+    let Some(pool) = crate::core::vci::pool() else {
+        return;
+    };
     for (v, q) in st.vqs.iter().enumerate() {
-        if PENDING[v].0.load(StdOrdering::Acquire) == 0 {
+        if !pool.take_pending(v) {
             continue;
         }
-        PENDING[v].0.swap(0, StdOrdering::AcqRel);
         // SAFETY: the slow path holds every VCI lock: it is the only consumer and the only
         // user of `held`.
         let held = q.held.with_mut(|h| unsafe { (*h).take() });
@@ -963,7 +977,7 @@ mod tests {
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
-    use loom::sync::{Arc, Mutex};
+    use loom::sync::Arc;
 
     /// Two producers push two values each while the consumer pops: every value arrives once,
     /// each producer's in push order, under every interleaving.
@@ -1004,59 +1018,76 @@ mod loom_tests {
         });
     }
 
-    /// The LockQ protocol itself: two threads each issue two operations (try-lock; on success
-    /// drain the queue, then run their own; on failure push it), and a final owner takes the
-    /// lock and drains, as a completion call does. Every operation runs exactly once, and
-    /// each thread's operations run in program order (drain-before-acquire), under every
-    /// interleaving.
+    /// The LockQ protocol itself, on the VCI lock word (`crate::core::vci_lock`): two threads
+    /// each issue two operations (clean acquisition: run; else try-lock: drain if pending,
+    /// then run; else push and mark pending), and a final owner takes the lock and drains, as
+    /// a completion call does. Every operation runs exactly once, and each thread's operations
+    /// run in program order (drain-before-acquire), under every interleaving; the log is
+    /// touched under the lock only (loom checks it for races).
     #[test]
     fn loom_lockq_keeps_per_thread_order() {
+        use crate::core::vci_lock::VciLock;
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(3);
         model.check(|| {
-            let q = Arc::new(Queue::new());
-            let pending = Arc::new(loom::sync::atomic::AtomicU32::new(0));
-            let log = Arc::new(Mutex::new(Vec::new()));
-            // The holder's drain, with the pending-flag shortcut of `drain`/`drain_cold`.
-            let drain =
-                |q: &Queue<u32>, pending: &loom::sync::atomic::AtomicU32, ran: &mut Vec<u32>| {
-                    if pending.load(Ordering::Acquire) != 0 {
-                        pending.swap(0, Ordering::AcqRel);
-                        // SAFETY (model): the lock holder is the only consumer.
-                        while let Some(x) = unsafe { q.pop() } {
-                            ran.push(x);
-                        }
+            struct Shared {
+                q: Queue<u32>,
+                lock: VciLock,
+                log: RaceCell<Vec<u32>>,
+            }
+            // SAFETY (model): `log` is touched under `lock` only.
+            unsafe impl Sync for Shared {}
+            // SAFETY (model): as above.
+            unsafe impl Send for Shared {}
+            let sh = Arc::new(Shared {
+                q: Queue::new(),
+                lock: VciLock::new(),
+                log: RaceCell::new(Vec::new()),
+            });
+            // The holder's drain: `drain`/`drain_cold` on the pending mark.
+            let drain = |sh: &Shared| {
+                if sh.lock.take_pending() {
+                    // SAFETY (model): the lock holder is the only consumer and log user.
+                    while let Some(x) = unsafe { sh.q.pop() } {
+                        sh.log.with_mut(|l| unsafe { (*l).push(x) });
                     }
+                }
+            };
+            let issue = move |sh: &Shared, op: u32| {
+                let held = if sh.lock.try_lock_clean() {
+                    true
+                } else if sh.lock.try_lock() {
+                    drain(sh);
+                    true
+                } else {
+                    false
                 };
-            let issue = move |q: &Queue<u32>,
-                              pending: &loom::sync::atomic::AtomicU32,
-                              log: &Mutex<Vec<u32>>,
-                              op: u32| {
-                match log.try_lock() {
-                    Ok(mut ran) => {
-                        drain(q, pending, &mut ran);
-                        ran.push(op);
-                    }
-                    Err(_) => {
-                        q.push(op);
-                        pending.fetch_or(1, Ordering::Release);
-                    }
+                if held {
+                    // SAFETY (model): under the lock.
+                    sh.log.with_mut(|l| unsafe { (*l).push(op) });
+                    // SAFETY (model): held by this thread.
+                    unsafe { sh.lock.unlock() };
+                } else {
+                    sh.q.push(op);
+                    sh.lock.mark_pending();
                 }
             };
             let ts: Vec<_> = (0..2u32)
                 .map(|t| {
-                    let (q, p, log) = (q.clone(), pending.clone(), log.clone());
+                    let sh = sh.clone();
                     loom::thread::spawn(move || {
-                        issue(&q, &p, &log, 2 * t);
-                        issue(&q, &p, &log, 2 * t + 1);
+                        issue(&sh, 2 * t);
+                        issue(&sh, 2 * t + 1);
                     })
                 })
                 .collect();
             for t in ts {
                 t.join().unwrap();
             }
-            let mut ran = log.lock().unwrap();
-            drain(&q, &pending, &mut ran);
+            sh.lock.lock();
+            drain(&sh);
+            // SAFETY (model): under the lock.
+            let ran = sh.log.with_mut(|l| unsafe { (*l).clone() });
             assert_eq!(ran.len(), 4, "lost or duplicated: {ran:?}");
             for t in 0..2 {
                 let mine: Vec<u32> = ran.iter().copied().filter(|x| x / 2 == t).collect();

@@ -28,3 +28,4 @@ pub mod stream;
 pub mod team;
 pub mod topo;
 pub mod vci;
+pub mod vci_lock;

@@ -107,16 +107,14 @@ pub const READY: u8 = 1;
 pub const READY_LOCKED: u8 = 2;
 const FINALIZED: u8 = 3;
 const BUSY: u8 = 4;
-/// [`READY_LOCKED`] under the `lockq` model (fast paths enter VCIs through its queue).
-pub const READY_LOCKQ: u8 = 5;
 /// [`READY_LOCKED`] under the `csync` or `offload` model (fast paths run their operations
 /// through the VCI's combining queue or the communication thread).
-pub const READY_DELEGATED: u8 = 6;
+pub const READY_DELEGATED: u8 = 5;
 
 /// Whether `state` is initialised with locking (threads may call concurrently).
 #[inline(always)]
 fn locked_state(state: u8) -> bool {
-    matches!(state, READY_LOCKED | READY_LOCKQ | READY_DELEGATED)
+    matches!(state, READY_LOCKED | READY_DELEGATED)
 }
 
 struct Global {
@@ -158,7 +156,8 @@ impl Drop for Unlock {
 }
 
 /// The runtime state, for the fast paths to tell apart with one load how they may reach a
-/// VCI: [`READY`] (directly), [`READY_LOCKED`] (under the VCI's lock), [`READY_LOCKQ`],
+/// VCI: [`READY`] (directly), [`READY_LOCKED`] (under the VCI's lock: the `global`, `vci` and
+/// `lockq` models, whose fast paths differ only when the lock is contended),
 /// [`READY_DELEGATED`]; any other value sends them to the slow path (which reports an
 /// uninitialised or finalised MPI).
 #[inline(always)]
@@ -265,7 +264,7 @@ pub fn wait_for<R>(mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -
 pub fn initialized() -> bool {
     matches!(
         G.state.load(Ordering::Acquire),
-        READY | READY_LOCKED | READY_LOCKQ | READY_DELEGATED | FINALIZED
+        READY | READY_LOCKED | READY_DELEGATED | FINALIZED
     )
 }
 
@@ -322,9 +321,8 @@ pub fn init(required: i32) -> MpiResult<i32> {
             let async_progress = crate::core::async_progress::requested();
             let state = if provided == MPI_THREAD_MULTIPLE || async_progress {
                 match vci::queued() {
-                    vci::Queued::Lockq => READY_LOCKQ,
                     vci::Queued::Csync | vci::Queued::Offload => READY_DELEGATED,
-                    vci::Queued::None => READY_LOCKED,
+                    vci::Queued::None | vci::Queued::Lockq => READY_LOCKED,
                 }
             } else {
                 READY
@@ -464,7 +462,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     if thread_level == MPI_THREAD_MULTIPLE {
         match vci::thread_model() {
             vci::ThreadModel::Lockq => {
-                crate::core::lockq::install(pool.len());
+                crate::core::lockq::install(pool);
                 vci::set_queued(vci::Queued::Lockq);
             }
             vci::ThreadModel::Csync => vci::set_queued(vci::Queued::Csync),

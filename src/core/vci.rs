@@ -24,8 +24,7 @@ use crate::core::csync::{Combining, Resource};
 use crate::core::matching::Matcher;
 use crate::core::request::Request;
 use crate::core::slab::{kind, Slab};
-use parking_lot::lock_api::RawMutex as _;
-use parking_lot::RawMutex;
+use crate::core::vci_lock::VciLock;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, Ordering};
 
@@ -102,7 +101,8 @@ impl VciState {
 
 #[repr(align(128))]
 struct Slot {
-    lock: RawMutex,
+    /// The VCI's lock, which also carries the `lockq` model's pending mark.
+    lock: VciLock,
     state: UnsafeCell<VciState>,
     /// The `csync` model's combining queue of this VCI (idle under the other models).
     comb: Combining<VciState>,
@@ -160,7 +160,7 @@ impl Pool {
         let n = n.clamp(1, MAX_VCIS);
         let slots = (0..n)
             .map(|v| Slot {
-                lock: RawMutex::INIT,
+                lock: VciLock::new(),
                 state: UnsafeCell::new(VciState {
                     reqs: Slab::tagged(kind::REQUEST, v),
                     matcher: Matcher::default(),
@@ -206,6 +206,22 @@ impl Pool {
             Some(v) => v,
             None => self.vci_of_ctx(ctx),
         }
+    }
+
+    /// Marks work queued for the next holder of VCI `v`'s lock (the `lockq` model; any
+    /// thread, after it queued the work).
+    #[inline]
+    pub fn mark_pending(&self, v: usize) {
+        if let Some(s) = self.slots.get(v) {
+            s.lock.mark_pending();
+        }
+    }
+
+    /// Clears VCI `v`'s pending mark: whether it was set (then the work queued before it is
+    /// visible). The caller holds VCI `v`'s lock.
+    #[inline(always)]
+    pub fn take_pending(&self, v: usize) -> bool {
+        self.slots.get(v).is_some_and(|s| s.lock.take_pending())
     }
 
     /// Takes every VCI lock, in index order (slow path under MULTIPLE).
@@ -366,13 +382,25 @@ impl<'a> VciGuard<'a> {
         }
     }
 
-    /// Enters VCI `v` under its lock if the lock is free now (the `lockq` model's try-lock).
+    /// Enters VCI `v` under its lock if the lock is free now (the `lockq` model's try-lock),
+    /// pending work or not.
     #[inline(always)]
     pub fn try_enter(pool: &'a Pool, v: usize) -> Option<Self> {
         let slot = &pool.slots[v];
         // `then`, not `then_some`: a guard built for a failed try would unlock on drop.
         slot.lock
             .try_lock()
+            .then(|| VciGuard { slot, mode: LOCKED })
+    }
+
+    /// Enters VCI `v` under its lock if the lock is free now and no work is pending for its
+    /// holder (one compare-and-swap; the fast paths' acquisition under every lock-based
+    /// model, `crate::core::vci_lock`).
+    #[inline(always)]
+    pub fn try_enter_clean(pool: &'a Pool, v: usize) -> Option<Self> {
+        let slot = &pool.slots[v];
+        slot.lock
+            .try_lock_clean()
             .then(|| VciGuard { slot, mode: LOCKED })
     }
 
@@ -397,6 +425,19 @@ impl<'a> VciGuard<'a> {
             slot: unsafe { pool.slots.get_unchecked(v) },
             mode: LOCKED,
         }
+    }
+
+    /// Clears the VCI's pending mark (`lockq`): whether it was set. The guard holds the lock.
+    #[inline(always)]
+    pub fn take_pending(&self) -> bool {
+        self.slot.lock.take_pending()
+    }
+
+    /// Sets the VCI's pending mark for its next lock holder (`lockq`: a descriptor parked
+    /// for the slow path).
+    #[inline]
+    pub fn mark_pending(&self) {
+        self.slot.lock.mark_pending();
     }
 
     /// The VCI's state.
