@@ -385,6 +385,9 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
             format!("invalid color {color} (must be non-negative or MPI_UNDEFINED)"),
         );
     }
+    if runtime::with(|rt| Ok(rt.is_endpoint_comm(h)))? {
+        return crate::core::endpoints::split(h, color, key_, Vec::new(), Info::default());
+    }
     let (team, ctx, members, errh, inter) = runtime::with(|rt| {
         let (idx, c) = rt.comm_plain(h)?;
         Ok((
@@ -845,7 +848,7 @@ pub fn split_type(
 ) -> MpiResult<Option<(usize, String)>> {
     use crate::core::hwtopo::{containing_objects, level_of, LEVELS};
     let node = runtime::with(|rt| {
-        rt.comm_plain(h)?;
+        rt.comm(h)?; // plain or endpoint communicators (`split` tells them apart)
         Ok(node_color(rt))
     })?;
     let shared = |c: i32| (c, "mpi_shared_memory".to_string());
@@ -867,7 +870,7 @@ pub fn split_type(
             // Everyone's node and objects, then the first level (largest resources first)
             // that splits the communicator.
             let team = runtime::with(|rt| {
-                let (idx, c) = rt.comm_plain(h)?;
+                let (idx, c) = rt.comm(h)?;
                 Ok(Team::whole(idx, c.size, c.rank, tag::SPLIT))
             })?;
             let me = team.me;

@@ -120,6 +120,20 @@ impl ContextPool {
         }
     }
 
+    /// Takes one id for a communicator whose id need be unique in this process only (an
+    /// endpoint of an endpoint communicator, whose senders address each rank by its own id):
+    /// the highest free id, unless the mask is lent to an agreement round right now (`None`:
+    /// try again once the round concluded, since the round may pick any id it lent).
+    pub fn take_local(&mut self) -> Option<u32> {
+        if self.owner.is_some() {
+            return None;
+        }
+        let (w, word) = self.free.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
+        let bit = 63 - word.leading_zeros();
+        self.free[w] &= !(1u64 << bit);
+        Some(w as u32 * 64 + bit)
+    }
+
     /// Returns `id` to the free mask.
     pub fn release(&mut self, id: u32) {
         if (2..MAX_IDS).contains(&id) {
@@ -192,6 +206,21 @@ mod tests {
         p[1].release(2);
         let t: Vec<u64> = p.iter_mut().map(|x| x.register(0)).collect();
         assert_eq!(round(&mut p, &t), [Outcome::Got(2), Outcome::Got(2)]);
+    }
+
+    #[test]
+    fn local_ids_come_from_the_top_and_wait_for_a_lent_mask() {
+        let mut p = ContextPool::default();
+        assert_eq!(p.take_local(), Some(MAX_IDS - 1));
+        assert_eq!(p.take_local(), Some(MAX_IDS - 2));
+        let t = p.register(0);
+        let c = p.contribution(t);
+        assert_eq!(p.take_local(), None, "mask lent to a round");
+        assert_eq!(c[MASK_WORDS - 1] >> 63, 0, "a local id is not lent");
+        assert_eq!(p.conclude(t, &c), Outcome::Got(2));
+        assert_eq!(p.take_local(), Some(MAX_IDS - 3));
+        p.release(MAX_IDS - 1);
+        assert_eq!(p.take_local(), Some(MAX_IDS - 1), "released ids come back");
     }
 
     #[test]

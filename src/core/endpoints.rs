@@ -17,9 +17,16 @@
 //! and `MPIX_Threadcomm_finish` a thread-local binding redirects its handle
 //! (`Runtime::comm`). Threads get their ids in the order they call start, as in MPICH.
 //!
-//! Communicator constructors, topologies and `MPI_Comm_group` on endpoint communicators are
-//! refused with `MPI_ERR_UNSUPPORTED_OPERATION` (`Runtime::comm_plain`): their context-id
-//! agreement lends one mask per process, which two endpoints of a process cannot share.
+//! `MPI_Comm_dup`, `MPI_Comm_dup_with_info`, `MPI_Comm_split` and `MPI_Comm_split_type` on an
+//! endpoint communicator ([`split`]) make another endpoint communicator. Its ranks do not
+//! agree on context ids at all: each takes an id unique in its own process
+//! (`ContextPool::take_local`) and one allgather tells everybody every rank's id, which is
+//! all a sender needs (messages travel on the destination rank's context). The other
+//! constructors (`MPI_Comm_idup`, `MPI_Comm_create`, intercommunicators), topologies and
+//! `MPI_Comm_group` on endpoint communicators are refused with
+//! `MPI_ERR_UNSUPPORTED_OPERATION` (`Runtime::comm_plain`): a group names processes, not
+//! endpoints, and the agreement of a plain communicator's id lends one mask per process,
+//! which two endpoints of a process cannot share.
 
 use crate::abi::consts::*;
 use crate::core::comm::{Comm, Endpoints, RankMap, CONTEXTS_PER_ID};
@@ -28,7 +35,7 @@ use crate::core::errhandler::Errh;
 use crate::core::error::{fail, MpiResult};
 use crate::core::info::Info;
 use crate::core::runtime::{self, Runtime};
-use crate::core::team::{self, Team};
+use crate::core::team::{self, Combine, Round, Team};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -75,7 +82,101 @@ pub fn create(parent: usize, my_num_ep: i32, info: Info) -> MpiResult<Vec<usize>
     runtime::with(|rt| Ok(rt.install_endpoints(base, most, &counts, &world_of, errh, &info)))
 }
 
+/// `MPI_Comm_split` on endpoint communicator `h` (`MPI_Comm_dup` is color 0, key 0, with the
+/// parent's copied attributes `attrs` and hints `info`): collective over its endpoints, each
+/// calling from the thread that drives it. Every rank takes a context id unique in its
+/// process, then one allgather carries (color, key, id) of every rank; the members of a
+/// color, ordered by key and then old rank, form a new endpoint communicator whose rank `r`
+/// is addressed on the id rank `r` took. `None` for `MPI_UNDEFINED`.
+pub fn split(
+    h: usize,
+    color: i32,
+    key: i32,
+    attrs: Vec<(i32, usize)>,
+    info: Info,
+) -> MpiResult<Option<usize>> {
+    if color < 0 && color != MPI_UNDEFINED {
+        return fail(
+            MPI_ERR_ARG,
+            format!("invalid color {color} (must be non-negative or MPI_UNDEFINED)"),
+        );
+    }
+    let (team, worlds, errh) = runtime::with(|rt| {
+        let (idx, c) = rt.comm(h)?;
+        Ok((
+            Team::whole(idx, c.size, c.rank, team::tag::SPLIT),
+            c.members(),
+            c.errh,
+        ))
+    })?;
+    let me = team.me;
+    let id = match color {
+        MPI_UNDEFINED => None,
+        // `None` while the mask is lent to another communicator's agreement round.
+        _ => Some(runtime::wait_for(|rt| Ok(rt.contexts.take_local()))?),
+    };
+    let mut mine = color.to_ne_bytes().to_vec();
+    mine.extend_from_slice(&key.to_ne_bytes());
+    mine.extend_from_slice(&id.unwrap_or(0).to_ne_bytes());
+    let all = Round::new(team, None, Combine::Concat, mine).run();
+    let (all, id) = match (all, id) {
+        (Ok(all), Some(id)) => (all, id),
+        (Ok(_), None) => return Ok(None),
+        (Err(e), id) => {
+            if let Some(id) = id {
+                runtime::with(|rt| {
+                    rt.contexts.release(id);
+                    Ok(())
+                })?;
+            }
+            return Err(e);
+        }
+    };
+    let int = |b: &[u8]| i32::from_ne_bytes(b.try_into().expect("4 bytes"));
+    let mut chosen: Vec<(i32, usize, u32)> = all
+        .chunks_exact(12)
+        .enumerate()
+        .filter(|(_, r)| int(&r[..4]) == color)
+        .map(|(rank, r)| (int(&r[4..8]), rank, int(&r[8..]) as u32))
+        .collect();
+    chosen.sort_unstable();
+    let rank = chosen
+        .iter()
+        .position(|c| c.1 == me)
+        .expect("this rank has its own color") as i32;
+    let eps = Arc::new(Endpoints {
+        ctx_of_rank: chosen.iter().map(|c| c.2 * CONTEXTS_PER_ID).collect(),
+    });
+    let map = RankMap::Table(chosen.iter().map(|c| worlds[c.1]).collect());
+    runtime::with(|rt| {
+        let mut c = Comm::intra(id * CONTEXTS_PER_ID, rank, chosen.len() as i32, map, errh);
+        c.endpoints = Some(eps);
+        c.info = info;
+        let keys: Vec<i32> = attrs.iter().map(|a| a.0).collect();
+        c.attrs = attrs;
+        match rt.comms.insert(c) {
+            Some(i) => {
+                rt.errh_ref(errh);
+                for k in keys {
+                    rt.keyvals.attach(k);
+                }
+                Ok(Some(rt.comms.handle(i)))
+            }
+            None => {
+                rt.contexts.release(id);
+                fail(MPI_ERR_INTERN, "too many communicators")
+            }
+        }
+    })
+}
+
 impl Runtime {
+    /// Whether handle `h` names an endpoint communicator (or a thread communicator, which
+    /// stands for the calling thread's endpoint).
+    pub fn is_endpoint_comm(&self, h: usize) -> bool {
+        self.comm(h).is_ok_and(|(_, c)| c.endpoints.is_some())
+    }
+
     /// Installs this process's endpoints of an endpoint communicator whose ids are
     /// `base..base + most` (`counts[p]` endpoints on parent rank `p`, whose world rank is
     /// `world_of[p]`) and returns the ids it does not use; returns the handles.

@@ -666,7 +666,7 @@ impl Runtime {
         if c.endpoints.is_some() {
             return fail(
                 MPI_ERR_UNSUPPORTED_OPERATION,
-                "communicator constructors, topologies and MPI_Comm_group are not implemented on endpoint or thread communicators by hympi yet",
+                "on endpoint and thread communicators hympi implements MPI_Comm_dup, MPI_Comm_dup_with_info, MPI_Comm_split and MPI_Comm_split_type; other constructors, topologies and MPI_Comm_group are not implemented",
             );
         }
         Ok((i, c))

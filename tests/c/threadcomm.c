@@ -5,6 +5,7 @@
  *  - MPI_Comm_rank/size through the one shared handle;
  *  - a ring Sendrecv and a wildcard gather of every rank's number at the last rank;
  *  - Allreduce and Barrier;
+ *  - MPI_Comm_dup of the handle inside a region: an endpoint communicator per thread;
  *  - two parallel regions on one thread communicator (start/finish twice);
  *  - the handle outside a region is MPI_ERR_COMM; MPI_Comm_free on it is refused;
  *    MPIX_Threadcomm_free releases it.
@@ -81,8 +82,26 @@ static void *region(void *arg)
     if (sum != (long)size * (size + 1) / 2)
         TFAIL(t, "allreduce %ld", sum);
     MPI_Barrier(tc);
+
+    /* Inside a region, MPI_Comm_dup of the handle gives the thread its own endpoint of a new
+     * endpoint communicator, usable after finish. */
+    MPI_Comm d = MPI_COMM_NULL;
+    if (MPI_Comm_dup(tc, &d) != MPI_SUCCESS || d == MPI_COMM_NULL)
+        TFAIL(t, "MPI_Comm_dup of the thread communicator failed");
     if (MPIX_Threadcomm_finish(tc) != MPI_SUCCESS)
         TFAIL(t, "MPIX_Threadcomm_finish failed");
+    if (d != MPI_COMM_NULL) {
+        int drank = -1, dsize = -1;
+        MPI_Comm_rank(d, &drank);
+        MPI_Comm_size(d, &dsize);
+        if (drank != rank || dsize != size)
+            TFAIL(t, "duplicate: rank %d of %d, expected %d of %d", drank, dsize, rank, size);
+        long dsum = 0;
+        MPI_Allreduce(&me, &dsum, 1, MPI_LONG, MPI_SUM, d);
+        if (dsum != sum)
+            TFAIL(t, "duplicate: allreduce %ld, expected %ld", dsum, sum);
+        MPI_Comm_free(&d);
+    }
     return NULL;
 }
 #endif

@@ -7,7 +7,7 @@ use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::comm_build::{self, IdupOp, HW_KEY};
 use crate::core::errhandler::Errh;
-use crate::core::error::{fail, MpiResult};
+use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::group::Group;
 use crate::core::info::Info;
 use crate::core::request::ReqKind;
@@ -57,6 +57,10 @@ unsafe fn set_comm(slot: *mut MPI_Comm, h: Option<usize>) -> MpiResult<()> {
 
 unsafe fn dup(comm: MPI_Comm, info: Option<MPI_Info>) -> MpiResult<usize> {
     let h = comm as usize;
+    if runtime::with(|rt| Ok(rt.is_endpoint_comm(h)))? {
+        // SAFETY: forwarded from the caller.
+        return unsafe { dup_endpoint(h, info) };
+    }
     let (plan, attrs, info) = runtime::with(|rt| {
         let plan = comm_build::plan_dup(rt, h)?;
         let attrs = comm_attr_entries(rt, plan.idx);
@@ -78,6 +82,24 @@ unsafe fn dup(comm: MPI_Comm, info: Option<MPI_Info>) -> MpiResult<usize> {
         }
         Ok(h)
     })
+}
+
+/// [`dup`] of endpoint communicator `h`: a split with one color that keeps the ranks' order.
+unsafe fn dup_endpoint(h: usize, info: Option<MPI_Info>) -> MpiResult<usize> {
+    let (attrs, info) = runtime::with(|rt| {
+        let (idx, c) = rt.comm(h)?;
+        let parent_info = c.info.clone();
+        let attrs = comm_attr_entries(rt, idx);
+        let info = match info {
+            Some(i) => kept_hints(&info_contents(rt, i as usize)?),
+            None => parent_info,
+        };
+        Ok((attrs, info))
+    })?;
+    // SAFETY: runs the user's copy callbacks with their registered C signatures.
+    let copied = unsafe { copy_attrs(h, &attrs)? };
+    let made = crate::core::endpoints::split(h, 0, 0, copied, info)?;
+    made.ok_or_else(|| MpiError::new(MPI_ERR_INTERN, "a duplicate has a color"))
 }
 
 pub(crate) unsafe fn MPI_Comm_dup(comm: MPI_Comm, newcomm: *mut MPI_Comm) -> MpiResult<()> {
