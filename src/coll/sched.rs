@@ -127,11 +127,18 @@ pub struct Schedule {
     pending: Vec<u32>,
     started: bool,
     /// Set instead of steps when the call takes the shared-memory path (`coll::shm`).
-    pub shm: Option<Box<crate::coll::shm::Plan>>,
+    pub shm: Option<crate::coll::shm::Plan>,
 }
 
 // SAFETY-free by construction: addresses are plain integers; the engine dereferences them only
 // in `run_local`, whose safety argument is documented there.
+
+impl Default for Schedule {
+    /// An empty schedule on communicator 0 (to be [`Schedule::retarget`]ed).
+    fn default() -> Self {
+        Schedule::new(0, 0)
+    }
+}
 
 impl Schedule {
     /// An empty schedule on communicator `comm` with tag `tag`.
@@ -147,6 +154,14 @@ impl Schedule {
             started: false,
             shm: None,
         }
+    }
+
+    /// Makes this (empty) schedule one on communicator `comm` with tag `tag`, in place.
+    pub fn retarget(&mut self, comm: u32, tag: i32) {
+        debug_assert!(self.rounds.is_empty() && self.shm.is_none());
+        self.comm = comm;
+        self.tag = tag;
+        self.target = comm;
     }
 
     /// A zeroed temporary buffer of `bytes` bytes owned by the schedule; returns its address

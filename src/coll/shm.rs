@@ -41,11 +41,12 @@ const SLOT0: u32 = 2;
 pub struct Attach {
     state: AtomicU32,
     seq: AtomicU64,
-    /// The last tuning decision for this communicator: [`CHOICE_VALID`], [`CHOICE_SHM`] and
-    /// the query's key ([`choice_key`]). The tables are fixed once loaded and the
-    /// communicator's size never changes, so the same query always gets the same answer;
-    /// a loop of the same call skips the table walk.
-    choice: AtomicU64,
+    /// The last tuning decision for each collective ([`Coll`] as index) on this communicator:
+    /// [`CHOICE_VALID`], [`CHOICE_SHM`] and the query's key ([`choice_key`]). The tables are
+    /// fixed once loaded and the communicator's size never changes, so the same query always
+    /// gets the same answer; a loop of calls skips the table walk, even when it mixes
+    /// collectives (a barrier before each broadcast, say).
+    choice: [AtomicU64; tuning::COLLS.len()],
 }
 
 impl Attach {
@@ -59,13 +60,16 @@ impl Attach {
         let Some(key) = choice_key(coll, q) else {
             return tuning::select_shm(coll, q);
         };
-        let last = self.choice.load(Relaxed);
+        let Some(cached) = self.choice.get(coll as usize) else {
+            return tuning::select_shm(coll, q);
+        };
+        let last = cached.load(Relaxed);
         if last & CHOICE_VALID != 0 && last & CHOICE_KEY == key {
             return last & CHOICE_SHM != 0;
         }
         let shm = tuning::select_shm(coll, q);
         let flag = if shm { CHOICE_SHM } else { 0 };
-        self.choice.store(CHOICE_VALID | flag | key, Relaxed);
+        cached.store(CHOICE_VALID | flag | key, Relaxed);
         shm
     }
 }
@@ -215,14 +219,14 @@ pub fn offer(
         a.seq.store(seq, Relaxed);
         Some((region.slot(state - SLOT0), seq))
     };
-    s.shm = Some(Box::new(Plan {
+    s.shm = Some(Plan {
         kind: kind(),
         comm: c.comm,
         rank: c.rank,
         size: c.size,
         tag: s.tag,
         at,
-    }));
+    });
     true
 }
 
@@ -235,10 +239,10 @@ pub fn detach(shm: Option<&ShmEngine>, c: &Comm) {
 
 /// Runs `plan` (blocking; call outside `runtime::with`). False when the communicator could
 /// not get a slot: the caller then builds the call's schedule (under the same tag).
-pub fn execute(plan: Box<Plan>) -> MpiResult<bool> {
+pub fn execute(plan: &Plan) -> MpiResult<bool> {
     let (slot, seq) = match plan.at {
         Some(at) => at,
-        None => match setup(&plan)? {
+        None => match setup(plan)? {
             Some(at) => at,
             None => return Ok(false),
         },

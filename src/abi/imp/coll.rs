@@ -22,6 +22,22 @@ pub(crate) fn user_span(
     count: i64,
     dt: MPI_Datatype,
 ) -> MpiResult<Span> {
+    // Predefined types without a table walk (the small collectives' common case); anything
+    // doubtful (negative count, overflow, NULL buffer) goes the general way for its error.
+    if let Some(unit) = crate::core::datatype::predefined(dt as usize) {
+        let bytes = usize::try_from(count)
+            .ok()
+            .and_then(|n| unit.span(n))
+            .filter(|&b| b <= isize::MAX as usize && (b == 0 || !buf.is_null()));
+        if let Some(bytes) = bytes {
+            return Ok(Span {
+                addr: buf as usize,
+                bytes,
+                unit,
+                layout: None,
+            });
+        }
+    }
     let b = buffer_bytes(rt, buf, count, dt)?;
     Ok(Span {
         addr: b.ptr as usize,
@@ -44,19 +60,21 @@ pub(crate) unsafe fn collective(
     if let Some(r) = request {
         out(r, "request")?;
     }
+    // Built in place on this frame (never moved: a shared-memory plan makes it large).
+    let mut s = Schedule::new(0, 0);
     let started = runtime::with(|rt| {
         let (mut ctx, tag) = begin(rt, comm as usize, function)?;
         ctx.blocking = request.is_none();
-        let mut s = ctx.schedule(tag);
+        s.retarget(ctx.comm, tag);
         build(rt, &ctx, &mut s)?;
         match request {
-            Some(_) => Ok(Err(sched::start(rt, s)?)),
-            None => Ok(Ok((ctx, s))),
+            Some(_) => Ok(Err(sched::start(rt, std::mem::take(&mut s))?)),
+            None => Ok(Ok(ctx)),
         }
     })?;
     match started {
-        Ok((ctx, mut s)) => {
-            let Some(plan) = s.shm.take() else {
+        Ok(ctx) => {
+            let Some(plan) = s.shm.as_ref() else {
                 return s.run();
             };
             if crate::coll::shm::execute(plan)? {

@@ -78,6 +78,14 @@ pub(crate) fn user_blocks(
     dt: MPI_Datatype,
     p: usize,
 ) -> MpiResult<Blocks> {
+    if let Some(unit) = crate::core::datatype::predefined(dt as usize) {
+        let first = user_span(rt, buf, count, dt)?;
+        user_span(rt, buf, count.saturating_mul(p as i64), dt)?; // the whole buffer is valid
+        return Ok(Blocks::user(
+            first,
+            (unit.extent as i64).wrapping_mul(count) as isize,
+        ));
+    }
     let first = user_span(rt, buf, count, dt)?;
     let stride = (extent(rt, dt)? as i64).wrapping_mul(count) as isize;
     let all = user_span(rt, buf, count.saturating_mul(p as i64), dt)?;
