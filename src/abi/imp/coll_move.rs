@@ -79,12 +79,21 @@ pub(crate) fn user_blocks(
     p: usize,
 ) -> MpiResult<Blocks> {
     if let Some(unit) = crate::core::datatype::predefined(dt as usize) {
-        let first = user_span(rt, buf, count, dt)?;
-        user_span(rt, buf, count.saturating_mul(p as i64), dt)?; // the whole buffer is valid
-        return Ok(Blocks::user(
-            first,
-            (unit.extent as i64).wrapping_mul(count) as isize,
-        ));
+        // The whole buffer must be valid; then so is the first block.
+        let all = usize::try_from(count)
+            .ok()
+            .and_then(|n| n.checked_mul(p))
+            .and_then(|n| unit.span(n))
+            .filter(|&b| b <= isize::MAX as usize && (b == 0 || !buf.is_null()));
+        if all.is_some() {
+            let first = Span {
+                addr: buf as usize,
+                bytes: count as usize * unit.extent,
+                unit,
+                layout: None,
+            };
+            return Ok(Blocks::user(first, (unit.extent * count as usize) as isize));
+        }
     }
     let first = user_span(rt, buf, count, dt)?;
     let stride = (extent(rt, dt)? as i64).wrapping_mul(count) as isize;
