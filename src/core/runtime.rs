@@ -428,16 +428,17 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         Some(s) => (config::int("HYMPI_EAGER_MAX").max(0) as usize).min(s.payload_cap()),
         None => config::int("HYMPI_EAGER_MAX").max(0) as usize,
     };
-    // Auto: half the bytes of the ring of cells a rank sends with, so a streamed message never
-    // waits for cells handed back and leaves room for other traffic.
+    // Auto: the bytes of the ring of cells a rank sends with, so the sender of a streamed
+    // message can write all of it without waiting for the receiver to hand cells back (a
+    // descheduled receiver does not pace it; larger messages keep the CMA copy).
     let stream_max = match (&shm, config::text("HYMPI_STREAM_MAX").trim()) {
         (None, _) => 0,
         (Some(_), "auto") => {
             let cells = config::int("HYMPI_SHM_CELLS").clamp(4, 1 << 16) as usize;
             let cell = config::int("HYMPI_SHM_CELL_SIZE").clamp(1024, 1 << 22) as usize;
-            cells * cell.next_multiple_of(64) / 2
+            cells * cell.next_multiple_of(64)
         }
-        (Some(_), v) => v.parse().unwrap_or(0), // the default "0": off
+        (Some(_), v) => v.parse().unwrap_or(0),
     };
 
     let mut comms = Slab::new(kind::COMM);
