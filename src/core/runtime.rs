@@ -428,16 +428,11 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         Some(s) => (config::int("HYMPI_EAGER_MAX").max(0) as usize).min(s.payload_cap()),
         None => config::int("HYMPI_EAGER_MAX").max(0) as usize,
     };
-    // Auto: the bytes of the ring of cells a rank sends with, so the sender of a streamed
-    // message can write all of it without waiting for the receiver to hand cells back (a
-    // descheduled receiver does not pace it; larger messages keep the CMA copy).
+    // Auto: every size (measured faster than the CMA copies at every size here, loaded or
+    // not); a size limits it, 0 turns it off.
     let stream_max = match (&shm, config::text("HYMPI_STREAM_MAX").trim()) {
         (None, _) => 0,
-        (Some(_), "auto") => {
-            let cells = config::int("HYMPI_SHM_CELLS").clamp(4, 1 << 16) as usize;
-            let cell = config::int("HYMPI_SHM_CELL_SIZE").clamp(1024, 1 << 22) as usize;
-            cells * cell.next_multiple_of(64)
-        }
+        (Some(_), "auto") => usize::MAX,
         (Some(_), v) => v.parse().unwrap_or(0),
     };
 
