@@ -73,11 +73,7 @@ impl Blocks {
 
 /// Bytes of data a span holds (its packed size).
 pub fn packed(s: &Span) -> usize {
-    if s.layout.is_some() {
-        s.bytes
-    } else {
-        s.bytes / s.unit.extent.max(1) * s.unit.size
-    }
+    s.packed()
 }
 
 /// Whether `s` is a predefined-type span whose elements have holes (its `bytes` is then the
