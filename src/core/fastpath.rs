@@ -877,6 +877,9 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     // Requests before `next` are known complete.
     let mut next = 0;
     let mut lane = 0;
+    // The table index of request `next` once found plain and incomplete: later rounds
+    // re-test it without decoding its handle again or looking for its lane.
+    let mut awaited: Option<u32> = None;
     let mut idle = 0u32;
     let mut backoff = Backoff::new();
     loop {
@@ -894,7 +897,20 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                 _ => VciGuard::enter(pool, v, false),
             };
             let s = g.state();
-            while let Some(&h) = reqs.get(next) {
+            if let Some(index) = awaited {
+                match s.reqs.get(index) {
+                    Some(r) if r.done() => {
+                        next += 1;
+                        awaited = None;
+                    }
+                    Some(r) if plain_recv(r) => {}
+                    _ => return false,
+                }
+            }
+            while awaited.is_none() {
+                let Some(&h) = reqs.get(next) else {
+                    break;
+                };
                 if special(h) {
                     next += 1;
                     continue;
@@ -902,7 +918,10 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                 if Slab::<Request>::tag_of(h as usize) != v {
                     return false;
                 }
-                let Some(r) = s.reqs.decode(h as usize).and_then(|i| s.reqs.get(i)) else {
+                let Some(index) = s.reqs.decode(h as usize) else {
+                    return false;
+                };
+                let Some(r) = s.reqs.get(index) else {
                     return false;
                 };
                 if r.done() {
@@ -914,7 +933,7 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                         return false;
                     };
                     lane = engine_ref::lane_of(c.ctx);
-                    break;
+                    awaited = Some(index);
                 } else {
                     return false;
                 }

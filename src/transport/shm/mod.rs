@@ -608,8 +608,12 @@ impl ShmEngine {
     #[inline]
     fn poll_fastboxes(&mut self) -> Option<Incoming> {
         let n = self.seg.nlocal();
-        for k in 0..n {
-            let src = (self.fb_cursor + k) % n;
+        // The fastboxes from the cursor on, wrapping (no division: this loop is the spin of
+        // every blocking receive).
+        let mut next = self.fb_cursor;
+        for _ in 0..n {
+            let src = if next >= n { 0 } else { next };
+            next = src + 1;
             if src == self.me {
                 continue;
             }
@@ -625,7 +629,7 @@ impl ShmEngine {
             let m = self.fastbox_message(src)?;
             if m.seq == self.recv_seq[src as usize] {
                 self.recv_seq[src as usize] = m.seq.wrapping_add(1);
-                self.fb_cursor = (src + 1) % n;
+                self.fb_cursor = if src + 1 == n { 0 } else { src + 1 };
                 return Some(m);
             }
         }
