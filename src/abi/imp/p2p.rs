@@ -301,8 +301,28 @@ unsafe fn send_blocking(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> MpiResult<()> {
-    let (rid, _) = isend(buf, n, dt, dest, tag, comm, mode)?;
-    wait_free(rid).map(|_| ())
+    if mode == SendMode::Standard {
+        // SAFETY: the caller's buffer holds `n` elements of `dt` (MPI contract).
+        if unsafe { fastpath::isend(buf as *const u8, n, dt as usize, dest, tag, comm as usize) }
+            .is_some()
+        {
+            return Ok(()); // complete: the fast path finishes only eager sends
+        }
+    }
+    // A blocking send waits for its message: say so before its request to send leaves, so
+    // that a receiver matching it at once streams the message through the cells with us
+    // instead of copying it alone (the wait withdraws the mark when it ends; a send done
+    // without waiting withdraws it below).
+    runtime::with(|rt| {
+        rt.set_waiting(true);
+        Ok(())
+    })?;
+    let done = isend_general(buf, n, dt, dest, tag, comm, mode).and_then(|(rid, _)| wait_free(rid));
+    let _ = runtime::with(|rt| {
+        rt.set_waiting(false);
+        Ok(())
+    });
+    done.map(|_| ())
 }
 
 #[inline]
@@ -638,7 +658,7 @@ unsafe fn sendrecv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let (rr, sr) = runtime::with(|rt| {
+    let started = runtime::with(|rt| {
         let ra = recv_args(rt, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
         let sa = send_args(
             rt,
@@ -653,11 +673,21 @@ unsafe fn sendrecv(
         let rr = rt.new_request(ReqKind::Recv, ra.comm)?;
         rt.start_recv(rr, ra)?;
         let sr = rt.new_request(ReqKind::Send, sa.comm)?;
+        // This call waits for its send: say so before the request to send leaves (see
+        // `send_blocking`).
+        rt.set_waiting(true);
         rt.start_send(sr, sa)?;
         Ok((rr, sr))
-    })?;
-    wait_free(sr)?;
-    wait_free_into(rr, status).map(|_| ())
+    });
+    let done = started.and_then(|(rr, sr)| {
+        wait_free(sr)?;
+        wait_free_into(rr, status)
+    });
+    let _ = runtime::with(|rt| {
+        rt.set_waiting(false);
+        Ok(())
+    });
+    done.map(|_| ())
 }
 
 pub(crate) unsafe fn MPI_Sendrecv(
