@@ -24,6 +24,7 @@ use crate::coll::Ctx;
 use crate::core::comm::Comm;
 use crate::core::error::MpiResult;
 use crate::core::op::Reducer;
+use crate::core::p2p::copy_bytes;
 use crate::core::runtime::{self, Runtime};
 use crate::transport::shm::collslot::{Slot, CAP};
 use crate::transport::shm::ShmEngine;
@@ -337,34 +338,6 @@ fn contribute(
     fill(slot.data(me, s));
     slot.publish(me, s);
     Ok(())
-}
-
-/// Copies `n` bytes from `src` to `dst` (not overlapping); sizes up to 16 bytes, the common
-/// case of the small collectives here, without a call into `memcpy`.
-///
-/// # Safety
-/// As for `std::ptr::copy_nonoverlapping`.
-#[inline(always)]
-unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
-    // SAFETY (every branch): the caller's; the two words of a branch lie within the `n`
-    // bytes (they overlap when `n` is not twice the word size).
-    unsafe {
-        match n {
-            8..=16 => {
-                let a = (src as *const u64).read_unaligned();
-                let b = (src.add(n - 8) as *const u64).read_unaligned();
-                (dst as *mut u64).write_unaligned(a);
-                (dst.add(n - 8) as *mut u64).write_unaligned(b);
-            }
-            4..=7 => {
-                let a = (src as *const u32).read_unaligned();
-                let b = (src.add(n - 4) as *const u32).read_unaligned();
-                (dst as *mut u32).write_unaligned(a);
-                (dst.add(n - 4) as *mut u32).write_unaligned(b);
-            }
-            _ => std::ptr::copy_nonoverlapping(src, dst, n),
-        }
-    }
 }
 
 /// Copies the data of `src` (packed) to `dst`.
