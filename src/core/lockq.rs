@@ -523,8 +523,7 @@ pub enum Entry<T> {
 /// alone.)
 #[inline(always)]
 pub fn enter(pool: &Pool, v: usize) -> Option<VciGuard<'_>> {
-    let mut g = VciGuard::enter(pool, v, true);
-    drain(&mut g, v).then_some(g)
+    drained(VciGuard::enter(pool, v, true), v)
 }
 
 /// A lock miss that cannot be queued: waits for the lock as the `vci` model does.

@@ -211,33 +211,52 @@ fn not_ready<R>(state: u8) -> MpiResult<R> {
 /// Polls `step` until it yields a value, progressing communication in between and backing off
 /// (spin, then yield) while nothing happens. The state is released between polls.
 #[inline]
-pub fn wait_for<R>(mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -> MpiResult<R> {
+pub fn wait_for<R>(step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -> MpiResult<R> {
+    wait_marked(false, step)
+}
+
+/// [`wait_for`] for a caller that published "waiting" ([`Runtime::set_waiting`]) itself before
+/// it started what it waits for (so that a peer matching its message at once sees it): the
+/// wait withdraws the mark when it ends, however it ends.
+#[inline]
+pub fn wait_for_published<R>(
+    step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>,
+) -> MpiResult<R> {
+    wait_marked(true, step)
+}
+
+/// [`wait_for`] with "waiting" already published when `published`.
+#[inline]
+fn wait_marked<R>(
+    published: bool,
+    mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>,
+) -> MpiResult<R> {
     let mut backoff = wait::Backoff::new();
-    let mut marked = false;
+    // This wait has published "waiting" (node peers then stream or split large copies with
+    // us), so it must withdraw it however it leaves.
+    let mut marked = published;
     let mut counted: Option<crate::core::steal::Waiting> = None;
     // Only threads of a MULTIPLE process can help each other.
     let steal = crate::core::steal::settings().on && locked_state(fast_state());
     loop {
-        // `marked`: this loop published "waiting" (node peers then split large copies with
-        // us), so it must withdraw it however it leaves.
         let polled = with(|rt| {
-            if let Some(v) = step(rt)? {
-                return Ok((Some(v), true));
-            }
-            if !marked {
-                rt.set_waiting(true);
-                marked = true;
-            }
-            let progressed = rt.progress()?;
-            Ok((if progressed { step(rt)? } else { None }, progressed))
-        });
-        let done = !matches!(polled, Ok((None, _)));
-        if done && marked {
-            let _ = with(|rt| {
+            let polled = (|| {
+                if let Some(v) = step(rt)? {
+                    return Ok((Some(v), true));
+                }
+                if !marked {
+                    rt.set_waiting(true);
+                    marked = true;
+                }
+                let progressed = rt.progress()?;
+                Ok((if progressed { step(rt)? } else { None }, progressed))
+            })();
+            if marked && !matches!(polled, Ok((None, _))) {
+                // Leaving (done or failed): withdraw the mark in the same critical section.
                 rt.set_waiting(false);
-                Ok(())
-            });
-        }
+            }
+            polled
+        });
         let (got, progressed) = polled?;
         if let Some(v) = got {
             return Ok(v);

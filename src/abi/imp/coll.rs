@@ -25,11 +25,7 @@ pub(crate) fn user_span(
     // Predefined types without a table walk (the small collectives' common case); anything
     // doubtful (negative count, overflow, NULL buffer) goes the general way for its error.
     if let Some(unit) = crate::core::datatype::predefined(dt as usize) {
-        let bytes = usize::try_from(count)
-            .ok()
-            .and_then(|n| unit.span(n))
-            .filter(|&b| b <= isize::MAX as usize && (b == 0 || !buf.is_null()));
-        if let Some(bytes) = bytes {
+        if let Some(bytes) = predefined_bytes(buf, count, 1, unit) {
             return Ok(Span {
                 addr: buf as usize,
                 bytes,
@@ -45,6 +41,22 @@ pub(crate) fn user_span(
         unit: b.unit,
         layout: b.layout,
     })
+}
+
+/// Bytes of `blocks` blocks of `count` elements of predefined type `unit` at `buf`, when
+/// that is a valid buffer (count not negative, no overflow, not NULL unless empty).
+#[inline]
+pub(crate) fn predefined_bytes(
+    buf: *const c_void,
+    count: i64,
+    blocks: usize,
+    unit: crate::core::datatype::TypeInfo,
+) -> Option<usize> {
+    usize::try_from(count)
+        .ok()
+        .and_then(|n| n.checked_mul(blocks))
+        .and_then(|n| unit.span(n))
+        .filter(|&b| b <= isize::MAX as usize && (b == 0 || !buf.is_null()))
 }
 
 /// Builds a schedule under the runtime with `build`, then runs it (blocking) or starts it and

@@ -4,7 +4,7 @@
 //! `coll::algos` picks; blocking and nonblocking forms share the builder.
 
 use super::coll::coll_inter::{self, Side};
-use super::coll::{collective, user_span};
+use super::coll::{collective, predefined_bytes, user_span};
 use super::util::count;
 use crate::abi::consts::*;
 use crate::abi::types::*;
@@ -80,12 +80,7 @@ pub(crate) fn user_blocks(
 ) -> MpiResult<Blocks> {
     if let Some(unit) = crate::core::datatype::predefined(dt as usize) {
         // The whole buffer must be valid; then so is the first block.
-        let all = usize::try_from(count)
-            .ok()
-            .and_then(|n| n.checked_mul(p))
-            .and_then(|n| unit.span(n))
-            .filter(|&b| b <= isize::MAX as usize && (b == 0 || !buf.is_null()));
-        if all.is_some() {
+        if predefined_bytes(buf, count, p, unit).is_some() {
             let first = Span {
                 addr: buf as usize,
                 bytes: count as usize * unit.extent,

@@ -5,6 +5,7 @@ use super::attr::{comm_attr_entries, copy_attrs, delete_all_comm_attrs};
 use super::util::{out, put_string};
 use crate::abi::consts::*;
 use crate::abi::types::*;
+use crate::core::attr::AttrEntry;
 use crate::core::comm_build::{self, IdupOp, HW_KEY};
 use crate::core::errhandler::Errh;
 use crate::core::error::{fail, MpiError, MpiResult};
@@ -55,6 +56,27 @@ unsafe fn set_comm(slot: *mut MPI_Comm, h: Option<usize>) -> MpiResult<()> {
     Ok(())
 }
 
+/// What a duplicate of communicator `idx` (hints `parent`) starts from: the attributes to
+/// copy, and its hints (those kept of `info`, or the parent's).
+fn dup_inputs(
+    rt: &Runtime,
+    idx: u32,
+    parent: &Info,
+    info: Option<MPI_Info>,
+) -> MpiResult<(Vec<AttrEntry>, Info)> {
+    let attrs = comm_attr_entries(rt, idx);
+    let info = match info {
+        Some(i) => kept_hints(&info_contents(rt, i as usize)?),
+        None => parent.clone(),
+    };
+    Ok((attrs, info))
+}
+
+/// `MPI_Comm_dup` / `MPI_Comm_dup_with_info` of `comm` (hints from `info` when given).
+///
+/// # Safety
+/// The attributes' copy callbacks registered by the application are called with their C
+/// signatures.
 unsafe fn dup(comm: MPI_Comm, info: Option<MPI_Info>) -> MpiResult<usize> {
     let h = comm as usize;
     if runtime::with(|rt| Ok(rt.is_endpoint_comm(h)))? {
@@ -63,11 +85,7 @@ unsafe fn dup(comm: MPI_Comm, info: Option<MPI_Info>) -> MpiResult<usize> {
     }
     let (plan, attrs, info) = runtime::with(|rt| {
         let plan = comm_build::plan_dup(rt, h)?;
-        let attrs = comm_attr_entries(rt, plan.idx);
-        let info = match info {
-            Some(i) => kept_hints(&info_contents(rt, i as usize)?),
-            None => plan.info.clone(),
-        };
+        let (attrs, info) = dup_inputs(rt, plan.idx, &plan.info, info)?;
         Ok((plan, attrs, info))
     })?;
     // SAFETY: runs the user's copy callbacks with their registered C signatures.
@@ -85,16 +103,14 @@ unsafe fn dup(comm: MPI_Comm, info: Option<MPI_Info>) -> MpiResult<usize> {
 }
 
 /// [`dup`] of endpoint communicator `h`: a split with one color that keeps the ranks' order.
+///
+/// # Safety
+/// As for [`dup`]: the attributes' copy callbacks registered by the application are called
+/// with their C signatures.
 unsafe fn dup_endpoint(h: usize, info: Option<MPI_Info>) -> MpiResult<usize> {
     let (attrs, info) = runtime::with(|rt| {
         let (idx, c) = rt.comm(h)?;
-        let parent_info = c.info.clone();
-        let attrs = comm_attr_entries(rt, idx);
-        let info = match info {
-            Some(i) => kept_hints(&info_contents(rt, i as usize)?),
-            None => parent_info,
-        };
-        Ok((attrs, info))
+        dup_inputs(rt, idx, &c.info, info)
     })?;
     // SAFETY: runs the user's copy callbacks with their registered C signatures.
     let copied = unsafe { copy_attrs(h, &attrs)? };
@@ -129,11 +145,7 @@ unsafe fn idup(
     let h = comm as usize;
     let (plan, attrs, info) = runtime::with(|rt| {
         let plan = comm_build::plan_dup(rt, h)?;
-        let attrs = comm_attr_entries(rt, plan.idx);
-        let info = match info {
-            Some(i) => kept_hints(&info_contents(rt, i as usize)?),
-            None => plan.info.clone(),
-        };
+        let (attrs, info) = dup_inputs(rt, plan.idx, &plan.info, info)?;
         Ok((plan, attrs, info))
     })?;
     // SAFETY: runs the user's copy callbacks with their registered C signatures.

@@ -192,18 +192,38 @@ unsafe fn isend(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> MpiResult<(u32, usize)> {
-    if mode == SendMode::Standard {
-        // SAFETY: the caller's buffer holds `n` elements of `dt` (MPI contract).
-        if let Some(h) =
-            unsafe { fastpath::isend(buf as *const u8, n, dt as usize, dest, tag, comm as usize) }
-        {
-            return Ok((DONE_SEND, h));
-        }
+    // SAFETY: forwarded from the caller.
+    if let Some(h) = unsafe { isend_fast(buf, n, dt, dest, tag, comm, mode) } {
+        return Ok((DONE_SEND, h));
     }
-    isend_general(buf, n, dt, dest, tag, comm, mode)
+    isend_general(buf, n, dt, dest, tag, comm, mode, false)
 }
 
-/// [`isend`] without the fast path.
+/// The fast path of [`isend`]: the handle of the complete send when it took it.
+///
+/// # Safety
+/// The caller's buffer holds `n` elements of `dt` (MPI contract).
+#[inline(always)]
+unsafe fn isend_fast(
+    buf: *const c_void,
+    n: i64,
+    dt: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    mode: SendMode,
+) -> Option<usize> {
+    if mode != SendMode::Standard {
+        return None;
+    }
+    // SAFETY: forwarded from the caller.
+    unsafe { fastpath::isend(buf as *const u8, n, dt as usize, dest, tag, comm as usize) }
+}
+
+/// [`isend`] without the fast path. `waits`: the caller waits for the send right after and
+/// publishes so before the request to send leaves (see `send_blocking`); its wait withdraws
+/// the mark ([`runtime::wait_for_published`]).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn isend_general(
     buf: *const c_void,
@@ -213,14 +233,29 @@ fn isend_general(
     tag: c_int,
     comm: MPI_Comm,
     mode: SendMode,
+    waits: bool,
 ) -> MpiResult<(u32, usize)> {
     runtime::with(|rt| {
         let a = send_args(rt, buf, n, dt, dest, tag, comm, mode)?;
         rt.remember_fast_comm(comm as usize, a.comm);
         let rid = rt.new_request(ReqKind::Send, a.comm)?;
-        rt.start_send(rid, a)?;
+        start_send_waiting(rt, rid, a, waits)?;
         Ok((rid, rt.reqs.handle(rid)))
     })
+}
+
+/// Starts send `rid`, having published "waiting" first when `waits` (withdrawn again if the
+/// start fails, since no wait follows then).
+#[inline(always)]
+fn start_send_waiting(rt: &mut Runtime, rid: u32, a: SendArgs, waits: bool) -> MpiResult<()> {
+    if waits {
+        rt.set_waiting(true);
+    }
+    let started = rt.start_send(rid, a);
+    if waits && started.is_err() {
+        rt.set_waiting(false);
+    }
+    started
 }
 
 #[inline(always)]
@@ -260,22 +295,31 @@ fn irecv_general(
     })
 }
 
-/// Waits for internal request `rid`, frees it and returns its status (an error in the status
-/// becomes the call's error).
-#[inline]
-fn wait_free(rid: u32) -> MpiResult<Status> {
-    // SAFETY: a null status pointer means MPI_STATUS_IGNORE.
-    unsafe { wait_free_into(rid, std::ptr::null_mut()) }
-}
-
 /// Waits for internal request `rid`, frees it, writes its status to `status` (unless
 /// `MPI_STATUS_IGNORE`) and turns an error in it into the call's error.
 unsafe fn wait_free_into(rid: u32, status: *mut MPI_Status) -> MpiResult<Status> {
+    // SAFETY: forwarded from the caller.
+    unsafe { wait_free_as(rid, status, false) }
+}
+
+/// Waits for send `rid`, started with "waiting" published (`isend_general(.., true)`), frees
+/// it and returns its status (an error in the status becomes the call's error).
+fn wait_free_published(rid: u32) -> MpiResult<Status> {
+    // SAFETY: a null status pointer means MPI_STATUS_IGNORE.
+    unsafe { wait_free_as(rid, std::ptr::null_mut(), true) }
+}
+
+/// [`wait_free_into`], through [`runtime::wait_for_published`] when `published`.
+///
+/// # Safety
+/// As for [`wait_free_into`].
+unsafe fn wait_free_as(rid: u32, status: *mut MPI_Status, published: bool) -> MpiResult<Status> {
     if rid == DONE_SEND {
+        // Never published: only the fast path returns it.
         write_status(status, &Status::EMPTY);
         return Ok(Status::EMPTY);
     }
-    let (st, comm) = runtime::wait_for(|rt| {
+    let step = |rt: &mut Runtime| {
         let r = rt.reqs.get(rid).expect("live request");
         if !r.done() {
             return Ok(None);
@@ -283,7 +327,12 @@ unsafe fn wait_free_into(rid: u32, status: *mut MPI_Status) -> MpiResult<Status>
         let out = (r.status, r.comm);
         rt.reqs.free(rid);
         Ok(Some(out))
-    })?;
+    };
+    let (st, comm) = if published {
+        runtime::wait_for_published(step)
+    } else {
+        runtime::wait_for(step)
+    }?;
     write_status(status, &st);
     if st.error != MPI_SUCCESS {
         return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
@@ -301,28 +350,15 @@ unsafe fn send_blocking(
     comm: MPI_Comm,
     mode: SendMode,
 ) -> MpiResult<()> {
-    if mode == SendMode::Standard {
-        // SAFETY: the caller's buffer holds `n` elements of `dt` (MPI contract).
-        if unsafe { fastpath::isend(buf as *const u8, n, dt as usize, dest, tag, comm as usize) }
-            .is_some()
-        {
-            return Ok(()); // complete: the fast path finishes only eager sends
-        }
+    // SAFETY: forwarded from the caller.
+    if unsafe { isend_fast(buf, n, dt, dest, tag, comm, mode) }.is_some() {
+        return Ok(()); // complete: the fast path finishes only eager sends
     }
-    // A blocking send waits for its message: say so before its request to send leaves, so
-    // that a receiver matching it at once streams the message through the cells with us
-    // instead of copying it alone (the wait withdraws the mark when it ends; a send done
-    // without waiting withdraws it below).
-    runtime::with(|rt| {
-        rt.set_waiting(true);
-        Ok(())
-    })?;
-    let done = isend_general(buf, n, dt, dest, tag, comm, mode).and_then(|(rid, _)| wait_free(rid));
-    let _ = runtime::with(|rt| {
-        rt.set_waiting(false);
-        Ok(())
-    });
-    done.map(|_| ())
+    // A blocking send waits for its message: it says so before its request to send leaves,
+    // so that a receiver matching it at once streams the message through the cells with us
+    // instead of copying it alone.
+    let (rid, _) = isend_general(buf, n, dt, dest, tag, comm, mode, true)?;
+    wait_free_published(rid).map(|_| ())
 }
 
 #[inline]
@@ -404,7 +440,7 @@ unsafe fn isend_slow(
     request: *mut MPI_Request,
 ) -> MpiResult<()> {
     let slot = out(request, "request")?;
-    *slot = isend_general(buf, n, dt, dest, tag, comm, mode)?.1 as MPI_Request;
+    *slot = isend_general(buf, n, dt, dest, tag, comm, mode, false)?.1 as MPI_Request;
     Ok(())
 }
 
@@ -658,7 +694,7 @@ unsafe fn sendrecv(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
-    let started = runtime::with(|rt| {
+    let (rr, sr) = runtime::with(|rt| {
         let ra = recv_args(rt, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
         let sa = send_args(
             rt,
@@ -673,21 +709,13 @@ unsafe fn sendrecv(
         let rr = rt.new_request(ReqKind::Recv, ra.comm)?;
         rt.start_recv(rr, ra)?;
         let sr = rt.new_request(ReqKind::Send, sa.comm)?;
-        // This call waits for its send: say so before the request to send leaves (see
+        // This call waits for its send: it says so before the request to send leaves (see
         // `send_blocking`).
-        rt.set_waiting(true);
-        rt.start_send(sr, sa)?;
+        start_send_waiting(rt, sr, sa, true)?;
         Ok((rr, sr))
-    });
-    let done = started.and_then(|(rr, sr)| {
-        wait_free(sr)?;
-        wait_free_into(rr, status)
-    });
-    let _ = runtime::with(|rt| {
-        rt.set_waiting(false);
-        Ok(())
-    });
-    done.map(|_| ())
+    })?;
+    wait_free_published(sr)?;
+    wait_free_into(rr, status).map(|_| ())
 }
 
 pub(crate) unsafe fn MPI_Sendrecv(
