@@ -959,6 +959,167 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     }
 }
 
+/// What one spin step of [`recv`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Taken {
+    /// The receive's message was copied into place: the call is complete.
+    Done,
+    /// Another message was matched or queued, or nothing arrived.
+    Polled(Polled),
+}
+
+/// `MPI_Recv` fast path for one thread in MPI at a time (state [`READY`]): when the
+/// receive's VCI has no receive posted and no message waiting unmatched, it spins on the
+/// lane of the communicator and copies the first standard eager message it accepts straight
+/// from its cell (fastbox or cell) into `buf`, with no request at all. Messages it does not
+/// accept are matched or queued as unexpected on the way ([`progress_vci`]). Returns false
+/// before it changed anything the general path would see differently (nothing taken; a
+/// message it accepts but cannot take here, such as a longer one or a rendezvous, is left
+/// in place), and the caller then posts a request and waits the general way.
+///
+/// # Safety
+/// `buf` holds `count` elements of `dt` (the caller's MPI contract); `status` is null
+/// (`MPI_STATUS_IGNORE`) or points to a status.
+#[inline(never)]
+pub unsafe fn recv(
+    buf: *mut u8,
+    count: i64,
+    dt: usize,
+    src: i32,
+    tag: i32,
+    comm: usize,
+    status: *mut MPI_Status,
+) -> bool {
+    if runtime::fast_state() != READY {
+        return false;
+    }
+    let Some(pool) = vci::pool() else {
+        return false;
+    };
+    let Some(bytes) = contiguous_bytes(buf, count, dt) else {
+        return false;
+    };
+    if tag < 0 && tag != MPI_ANY_TAG {
+        return false;
+    }
+    let Some(v) = comm_vci(pool, comm, src, tag) else {
+        return false;
+    };
+    let (pattern, lane) = {
+        let mut g = VciGuard::enter(pool, v, false);
+        let s = g.state();
+        let Some(c) = s.comm_mru(comm) else {
+            return false;
+        };
+        if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE)
+            || ((src | tag) < 0 && crate::core::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0)
+            || !s.matcher.posted.is_empty()
+            || !s.matcher.unexpected.is_empty()
+        {
+            return false;
+        }
+        let pattern = Pattern {
+            ctx: c.ctx,
+            src,
+            tag,
+        };
+        (pattern, engine_ref::lane_of(c.ctx))
+    };
+    let mut idle = 0u32;
+    let mut backoff = Backoff::new();
+    loop {
+        let step = {
+            let mut g = VciGuard::enter(pool, v, false);
+            let s = g.state();
+            // SAFETY: forwarded from the caller.
+            unsafe { take_accepted(s, pool, v, lane, &pattern, buf, bytes, status) }
+        };
+        match step {
+            Taken::Done => return true,
+            Taken::Polled(Polled::Bail) => return false,
+            Taken::Polled(Polled::Handled) => {
+                idle = 0;
+                backoff.reset();
+            }
+            Taken::Polled(Polled::Nothing) => {
+                idle += 1;
+                if idle % SLOW_ROUND_EVERY == 0 {
+                    if runtime::with(|rt| rt.progress()).is_err() {
+                        return false;
+                    }
+                    // The general engine may have queued a message this receive accepts.
+                    let mut g = VciGuard::enter(pool, v, false);
+                    if !g.state().matcher.unexpected.is_empty() {
+                        return false;
+                    }
+                }
+                backoff.idle();
+            }
+        }
+    }
+}
+
+/// One spin step of [`recv`] on VCI `v`'s state `s`: takes the lane's next message into
+/// `buf` when `pattern` accepts it, else hands it to [`progress_vci`].
+///
+/// # Safety
+/// As for [`recv`]; only one thread is inside MPI.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn take_accepted(
+    s: &mut VciState,
+    pool: &Pool,
+    v: usize,
+    lane: usize,
+    pattern: &Pattern,
+    buf: *mut u8,
+    bytes: usize,
+    status: *mut MPI_Status,
+) -> Taken {
+    // SAFETY: one thread is inside MPI (state `READY`) and it is not inside the slow path.
+    // The copy: `buf` holds `bytes` >= `data.len()` bytes (caller's contract) and the cell is
+    // not the caller's buffer; `status` is null or one status (caller's contract).
+    let taken = unsafe {
+        engine_ref::with_engine(lane, false, |e| {
+            if e.has_outgoing() {
+                return Some(Taken::Polled(Polled::Bail));
+            }
+            let Some(m) = e.poll() else {
+                return Some(Taken::Polled(Polled::Nothing));
+            };
+            if m.kind == CellKind::Eager
+                && pattern.accepts(&m.env)
+                && s.matcher.posted.is_empty()
+                && pool.vci_of_msg(m.env.ctx, m.env.src, m.env.tag) == v
+            {
+                let data = e.payload(&m);
+                if data.len() <= bytes {
+                    crate::core::p2p::copy_bytes(data.as_ptr(), buf, data.len());
+                    let st = Status {
+                        source: m.env.src,
+                        tag: m.env.tag,
+                        error: MPI_SUCCESS,
+                        bytes: data.len() as u64,
+                        cancelled: false,
+                    };
+                    e.release(m.cell);
+                    write_status(status, 0, &st);
+                    return Some(Taken::Done);
+                }
+            }
+            // Not this receive's: `progress_vci` takes it again.
+            e.unpoll(m);
+            None
+        })
+    };
+    match taken {
+        Some(Some(t)) => t,
+        // No engine (alone on the node): the general path waits.
+        None => Taken::Polled(Polled::Bail),
+        Some(None) => Taken::Polled(progress_vci(s, pool, v, lane, false)),
+    }
+}
+
 #[inline(always)]
 unsafe fn write_status(statuses: *mut MPI_Status, i: usize, st: &Status) {
     if statuses.is_null() {

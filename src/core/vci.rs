@@ -202,6 +202,9 @@ impl Pool {
     /// (`crate::core::spread`), else the context's VCI ([`Pool::vci_of_ctx`]).
     #[inline(always)]
     pub fn vci_of_msg(&self, ctx: u32, src: i32, tag: i32) -> usize {
+        if self.slots.len() == 1 {
+            return 0;
+        }
         match crate::core::spread::vci_of_msg(ctx, src, tag, self.slots.len()) {
             Some(v) => v,
             None => self.vci_of_ctx(ctx),

@@ -371,6 +371,20 @@ unsafe fn recv_blocking(
     comm: MPI_Comm,
     status: *mut MPI_Status,
 ) -> MpiResult<()> {
+    // SAFETY: the caller's buffer holds `n` elements of `dt`; `status` is null or one status.
+    if unsafe {
+        fastpath::recv(
+            buf as *mut u8,
+            n,
+            dt as usize,
+            src,
+            tag,
+            comm as usize,
+            status,
+        )
+    } {
+        return Ok(());
+    }
     let (rid, handle) = irecv(buf, n, dt, src, tag, comm)?;
     let mut h = handle as MPI_Request;
     // SAFETY: `h` is one request; `status` is null or one status.
