@@ -461,10 +461,19 @@ impl Drop for VciGuard<'_> {
                 // SAFETY: locked by `enter` or `try_enter` on this thread.
                 unsafe { self.slot.lock.unlock() };
             } else {
-                // SAFETY: acquired by `enter_combining` on this thread.
-                unsafe { self.slot.comb.release(self.slot) };
+                self.release_combining();
             }
         }
+    }
+}
+
+impl VciGuard<'_> {
+    /// The `csync` part of the drop, out of line so that the drop of the other modes (one
+    /// test, or the unlock) inlines into every fast path.
+    #[inline(never)]
+    fn release_combining(&mut self) {
+        // SAFETY: acquired by `enter_combining` on this thread (the only other mode).
+        unsafe { self.slot.comb.release(self.slot) };
     }
 }
 

@@ -286,7 +286,7 @@ impl ShmEngine {
     /// Sends a standard-mode eager message now, through the pair's fastbox or a free cell, if
     /// nothing is queued before it; false (nothing sent) otherwise. The message needs no reply,
     /// so it is complete once this returns true.
-    #[inline]
+    #[inline(always)]
     pub fn send_eager_now(
         &mut self,
         dest: u32,
@@ -294,18 +294,30 @@ impl ShmEngine {
         buf: *const u8,
         bytes: usize,
     ) -> bool {
-        if !self.pending.is_empty() || bytes > self.seg.payload_cap() {
+        if !self.pending.is_empty() {
             return false;
         }
-        let o = Outgoing::Msg {
+        if bytes <= FB_PAYLOAD && self.fastbox_put(dest, CellKind::Eager, env, 0, buf, bytes) {
+            return true;
+        }
+        self.emit_eager(dest, env, buf, bytes)
+    }
+
+    /// [`ShmEngine::send_eager_now`] through a free cell (the pair's fastbox was busy or too
+    /// small).
+    #[inline(never)]
+    fn emit_eager(&mut self, dest: u32, env: Envelope, buf: *const u8, bytes: usize) -> bool {
+        if bytes > self.seg.payload_cap() {
+            return false;
+        }
+        self.try_emit(&Outgoing::Msg {
             dest,
             kind: CellKind::Eager,
             env,
             sreq: 0,
             buf,
             bytes,
-        };
-        self.try_fastbox(&o) || self.try_emit(&o)
+        })
     }
 
     /// Gives back a message taken by [`ShmEngine::poll`] that the caller cannot handle: the
@@ -366,10 +378,28 @@ impl ShmEngine {
         if kind == CellKind::Rts || bytes > FB_PAYLOAD {
             return false;
         }
+        self.fastbox_put(dest, kind, env, sreq, buf, bytes)
+    }
+
+    /// Writes a message of at most `FB_PAYLOAD` bytes (callers check) from `buf` (which holds
+    /// them, as every send's buffer does) into the fastbox from us to local rank `dest` when
+    /// it is free: whether it did.
+    #[inline(always)]
+    fn fastbox_put(
+        &mut self,
+        dest: u32,
+        kind: CellKind,
+        env: Envelope,
+        sreq: u64,
+        buf: *const u8,
+        bytes: usize,
+    ) -> bool {
+        debug_assert!(bytes <= FB_PAYLOAD);
         let fb = self.seg.fastbox(dest, self.me);
         // SAFETY: `full` is an atomic in the shared fastbox; the other fields are written only
         // while `full == 0` (the receiver is done with them: it cleared `full` with release,
         // which our acquire load pairs with) and published by the release store of `full`.
+        // The payload copy fits: `bytes <= FB_PAYLOAD`.
         unsafe {
             if (*fb).full.load(Ordering::Acquire) != 0 {
                 return false;
