@@ -593,10 +593,12 @@ impl ShmEngine {
     /// keeping each sender's matched messages in sequence.
     #[inline]
     pub fn poll(&mut self) -> Option<Incoming> {
-        if let Some(m) = self.returned.take() {
-            return Some(m);
+        // Tested before taking: `take` would move the whole message out on every poll.
+        if self.returned.is_some() {
+            return self.returned.take();
         }
-        if let Some(m) = self.stashed.take() {
+        if self.stashed.is_some() {
+            let m = self.stashed.take()?;
             self.recv_seq[m.src_local as usize] = m.seq.wrapping_add(1);
             return Some(m);
         }
