@@ -231,6 +231,159 @@ pub fn offer(
     true
 }
 
+/// A call the fast entries ([`allreduce_now`], [`allgather_now`]) claimed for the slot.
+struct Claimed {
+    slot: Slot,
+    seq: u64,
+    me: usize,
+    p: usize,
+}
+
+/// Claims the next call of collective `coll` on communicator `idx` for its slot, as `offer`
+/// would for a blocking call with query `q` once the communicator has a slot: the tables
+/// pick `shm` (from the cached decision), and the communicator's collective sequence number
+/// (the tag of its next schedule, see `coll::begin`) and the slot's call number advance. When
+/// any of that does not hold it changes nothing and the call takes the general way, which
+/// decides the same on every rank (all inputs are the same on all ranks).
+fn claim(rt: &mut Runtime, idx: u32, coll: Coll, q: &Query) -> Option<Claimed> {
+    let region = rt.shm.as_ref()?.coll_region();
+    let c = rt.comms.get_mut(idx)?;
+    if c.remote.is_some() || c.size < 2 {
+        return None;
+    }
+    let i = c.coll_shm.slot()?;
+    if !c.coll_shm.selects(coll, q) {
+        return None;
+    }
+    let seq = c.coll_shm.seq.load(Relaxed) + 1;
+    c.coll_shm.seq.store(seq, Relaxed);
+    c.coll_seq = c.coll_seq.wrapping_add(1);
+    Some(Claimed {
+        slot: region.slot(i),
+        seq,
+        me: c.rank as usize,
+        p: c.size as usize,
+    })
+}
+
+/// `MPI_Allreduce` of `count` elements of a predefined contiguous datatype on a
+/// communicator whose calls already run on its slot: the checks, the decision and the
+/// exchange without a schedule, a plan or a buffer description (what `collective` and
+/// `allreduce_build` would do for it, in fewer steps). `None`, nothing done, when the call
+/// is anything else (an error included): the general path then runs it and reports.
+///
+/// # Safety
+/// `send` (unless `MPI_IN_PLACE`) and `recv` hold `count` elements of `dt` (MPI's contract).
+pub unsafe fn allreduce_now(
+    comm: usize,
+    send: usize,
+    recv: usize,
+    count: i64,
+    dt: usize,
+    op: usize,
+) -> Option<MpiResult<()>> {
+    use crate::abi::consts::MPI_IN_PLACE;
+    let size = crate::core::datatype::contiguous_size(dt)?;
+    if count <= 0 || recv == 0 || recv == MPI_IN_PLACE || send == 0 || send == recv {
+        return None;
+    }
+    let n = count as usize;
+    let bytes = n.checked_mul(size).filter(|&b| b <= CAP)?;
+    let send = if send == MPI_IN_PLACE { recv } else { send };
+    let (cl, red) = runtime::with(|rt| {
+        let Ok((idx, c)) = rt.comm(comm) else {
+            return Ok(None);
+        };
+        let comm_size = c.size;
+        let Ok(red) = rt.reducer(op, dt) else {
+            return Ok(None);
+        };
+        if red.extent != size {
+            return Ok(None);
+        }
+        let q = Query {
+            comm_size,
+            avg_msg_size: bytes,
+            total_msg_size: bytes,
+            count: n,
+            commutative: red.commutative,
+        };
+        Ok(claim(rt, idx, Coll::Allreduce, &q).map(|cl| (cl, red)))
+    })
+    .ok()??;
+    // As `run` does for `Kind::Reduce` with `all`, without building one.
+    let (slot, s, me, p) = (cl.slot, cl.seq, cl.me, cl.p);
+    // SAFETY (both blocks): the buffers hold the call's `bytes` (caller's contract); an area
+    // holds `bytes` <= CAP bytes of its rank's call `s` from its `publish` until every rank
+    // entered the next call; areas never overlap user buffers.
+    let done = contribute(slot, p, me, s, |d| unsafe {
+        copy_bytes(send as *const u8, d, bytes)
+    })
+    .and_then(|()| wait_all(slot, p, s));
+    if done.is_ok() {
+        // SAFETY: see above.
+        unsafe { combine(&red, n, p, |r| slot.data(r, s), recv) };
+    }
+    Some(done)
+}
+
+/// `MPI_Allgather` of blocks of predefined contiguous datatypes (the same bytes sent as each
+/// block received) on a communicator whose calls already run on its slot, like
+/// [`allreduce_now`]. `None`, nothing done, for anything else.
+///
+/// # Safety
+/// `send` (unless `MPI_IN_PLACE`) holds `scount` elements of `stype`, `recv` the
+/// communicator's size times `rcount` elements of `rtype` (MPI's contract).
+pub unsafe fn allgather_now(
+    comm: usize,
+    send: usize,
+    scount: i64,
+    stype: usize,
+    recv: usize,
+    rcount: i64,
+    rtype: usize,
+) -> Option<MpiResult<()>> {
+    use crate::abi::consts::MPI_IN_PLACE;
+    let rsize = crate::core::datatype::contiguous_size(rtype)?;
+    if rcount <= 0 || recv == 0 || recv == MPI_IN_PLACE {
+        return None;
+    }
+    let b = (rcount as usize).checked_mul(rsize).filter(|&b| b <= CAP)?;
+    let own = if send == MPI_IN_PLACE {
+        None
+    } else {
+        let ssize = crate::core::datatype::contiguous_size(stype)?;
+        if scount <= 0 || send == 0 || (scount as usize).checked_mul(ssize) != Some(b) {
+            return None;
+        }
+        Some(send)
+    };
+    let cl = runtime::with(|rt| {
+        let Ok((idx, c)) = rt.comm(comm) else {
+            return Ok(None);
+        };
+        let q = Query::new(c.size, b, b * c.size as usize);
+        Ok(claim(rt, idx, Coll::Allgather, &q))
+    })
+    .ok()??;
+    let (slot, s, me, p) = (cl.slot, cl.seq, cl.me, cl.p);
+    let mine = own.unwrap_or(recv + me * b);
+    // SAFETY (both blocks): the buffers hold the call's data (caller's contract); an area
+    // holds `b` <= CAP bytes of its rank's call `s` from its `publish` until every rank
+    // entered the next call; areas never overlap user buffers.
+    let done = contribute(slot, p, me, s, |d| unsafe {
+        copy_bytes(mine as *const u8, d, b)
+    })
+    .and_then(|()| wait_all(slot, p, s));
+    if done.is_ok() {
+        for r in (0..p).filter(|&r| r != me || own.is_some()) {
+            // SAFETY: see above.
+            unsafe { copy_bytes(slot.data(r, s), (recv + r * b) as *mut u8, b) };
+        }
+    }
+    Some(done)
+}
+
 /// A member of the communicator `c` being dropped gives its slot back.
 pub fn detach(shm: Option<&ShmEngine>, c: &Comm) {
     if let (Some(i), Some(e)) = (c.coll_shm.slot(), shm) {

@@ -374,6 +374,19 @@ pub(crate) unsafe fn MPI_Allreduce(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<()> {
+    // SAFETY: the buffers hold `count` elements of `datatype` (the caller's MPI contract).
+    if let Some(done) = unsafe {
+        crate::coll::shm::allreduce_now(
+            comm as usize,
+            sendbuf as usize,
+            recvbuf as usize,
+            count as i64,
+            datatype as usize,
+            op as usize,
+        )
+    } {
+        return done;
+    }
     collective(comm, "MPI_Allreduce", None, |rt, c, s| {
         allreduce_build(rt, c, s, sendbuf, recvbuf, count as i64, datatype, op)
     })
