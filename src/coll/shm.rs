@@ -384,6 +384,67 @@ pub unsafe fn allgather_now(
     Some(done)
 }
 
+/// `MPI_Alltoall` of blocks of predefined contiguous datatypes (the same bytes sent in each
+/// block as each block received) on a communicator whose calls already run on its slot,
+/// like [`allreduce_now`]. `None`, nothing done, for anything else.
+///
+/// # Safety
+/// `send` (unless `MPI_IN_PLACE`) holds the communicator's size times `scount` elements of
+/// `stype`, `recv` its size times `rcount` elements of `rtype` (MPI's contract).
+pub unsafe fn alltoall_now(
+    comm: usize,
+    send: usize,
+    scount: i64,
+    stype: usize,
+    recv: usize,
+    rcount: i64,
+    rtype: usize,
+) -> Option<MpiResult<()>> {
+    use crate::abi::consts::MPI_IN_PLACE;
+    let rsize = crate::core::datatype::contiguous_size(rtype)?;
+    if rcount <= 0 || recv == 0 || recv == MPI_IN_PLACE {
+        return None;
+    }
+    let b = (rcount as usize).checked_mul(rsize).filter(|&b| b <= CAP)?;
+    // For MPI_IN_PLACE the blocks go out of the receive buffer, copied to the area first.
+    let src = if send == MPI_IN_PLACE {
+        recv
+    } else {
+        let ssize = crate::core::datatype::contiguous_size(stype)?;
+        if scount <= 0 || send == 0 || (scount as usize).checked_mul(ssize) != Some(b) {
+            return None;
+        }
+        send
+    };
+    let cl = runtime::with(|rt| {
+        let Ok((idx, c)) = rt.comm(comm) else {
+            return Ok(None);
+        };
+        let p = c.size as usize;
+        if b * p > CAP {
+            return Ok(None);
+        }
+        let q = Query::new(c.size, b, b * p);
+        Ok(claim(rt, idx, Coll::Alltoall, &q))
+    })
+    .ok()??;
+    let (slot, s, me, p) = (cl.slot, cl.seq, cl.me, cl.p);
+    // SAFETY (both blocks): the buffers hold the call's `p` blocks of `b` bytes (caller's
+    // contract); an area holds `p * b` <= CAP bytes of its rank's call `s` from its `publish`
+    // until every rank entered the next call; areas never overlap user buffers.
+    let done = contribute(slot, p, me, s, |d| unsafe {
+        copy_bytes(src as *const u8, d, p * b)
+    })
+    .and_then(|()| wait_all(slot, p, s));
+    if done.is_ok() {
+        for j in 0..p {
+            // SAFETY: see above.
+            unsafe { copy_bytes(slot.data(j, s).add(me * b), (recv + j * b) as *mut u8, b) };
+        }
+    }
+    Some(done)
+}
+
 /// A member of the communicator `c` being dropped gives its slot back.
 pub fn detach(shm: Option<&ShmEngine>, c: &Comm) {
     if let (Some(i), Some(e)) = (c.coll_shm.slot(), shm) {
