@@ -327,6 +327,78 @@ pub unsafe fn allreduce_now(
     Some(done)
 }
 
+/// `MPI_Reduce_scatter_block` of `count` elements per rank of a predefined contiguous
+/// datatype on a communicator whose calls already run on its slot, like [`allreduce_now`].
+/// `None`, nothing done, for anything else.
+///
+/// # Safety
+/// `send` (unless `MPI_IN_PLACE`; then `recv`) holds the communicator's size times `count`
+/// elements of `dt`, `recv` at least `count` (MPI's contract).
+pub unsafe fn reduce_scatter_block_now(
+    comm: usize,
+    send: usize,
+    recv: usize,
+    count: i64,
+    dt: usize,
+    op: usize,
+) -> Option<MpiResult<()>> {
+    use crate::abi::consts::MPI_IN_PLACE;
+    let size = crate::core::datatype::contiguous_size(dt)?;
+    if count <= 0 || recv == 0 || recv == MPI_IN_PLACE || send == 0 || send == recv {
+        return None;
+    }
+    let n = count as usize;
+    let b = n.checked_mul(size).filter(|&b| b <= CAP)?;
+    let send = if send == MPI_IN_PLACE { recv } else { send };
+    let (cl, red) = runtime::with(|rt| {
+        let Ok((idx, c)) = rt.comm(comm) else {
+            return Ok(None);
+        };
+        let comm_size = c.size;
+        let total = b * comm_size as usize;
+        if total > CAP {
+            return Ok(None);
+        }
+        let Ok(red) = rt.reducer(op, dt) else {
+            return Ok(None);
+        };
+        if red.extent != size {
+            return Ok(None);
+        }
+        let q = Query {
+            comm_size,
+            avg_msg_size: b,
+            total_msg_size: total,
+            count: n,
+            commutative: red.commutative,
+        };
+        Ok(claim(rt, idx, Coll::ReduceScatter, &q).map(|cl| (cl, red)))
+    })
+    .ok()??;
+    // As `run` does for `Kind::ReduceScatter`, without building one.
+    let (slot, s, me, p) = (cl.slot, cl.seq, cl.me, cl.p);
+    // SAFETY (both blocks): the buffers hold the call's data (caller's contract); an area
+    // holds `p * b` <= CAP bytes of its rank's call `s` from its `publish` until every rank
+    // entered the next call; areas never overlap user buffers.
+    let done = contribute(slot, p, me, s, |d| unsafe {
+        copy_bytes(send as *const u8, d, p * b)
+    })
+    .and_then(|()| wait_all(slot, p, s));
+    if done.is_ok() {
+        // SAFETY: see above; block `me` of every contribution.
+        unsafe {
+            combine(
+                &red,
+                n,
+                p,
+                |r| slot.data(r, s).add(me * b) as *const u8,
+                recv,
+            )
+        };
+    }
+    Some(done)
+}
+
 /// `MPI_Allgather` of blocks of predefined contiguous datatypes (the same bytes sent as each
 /// block received) on a communicator whose calls already run on its slot, like
 /// [`allreduce_now`]. `None`, nothing done, for anything else.

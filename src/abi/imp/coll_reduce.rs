@@ -575,6 +575,19 @@ pub(crate) unsafe fn MPI_Reduce_scatter_block(
     op: MPI_Op,
     comm: MPI_Comm,
 ) -> MpiResult<()> {
+    // SAFETY: the buffers hold the call's data (the caller's MPI contract).
+    if let Some(done) = unsafe {
+        crate::coll::shm::reduce_scatter_block_now(
+            comm as usize,
+            sendbuf as usize,
+            recvbuf as usize,
+            recvcount as i64,
+            datatype as usize,
+            op as usize,
+        )
+    } {
+        return done;
+    }
     collective(comm, "MPI_Reduce_scatter_block", None, |rt, c, s| {
         let counts = vec![recvcount as i64; c.size as usize];
         reduce_scatter_build(rt, c, s, sendbuf, recvbuf, &counts, datatype, op)
