@@ -353,7 +353,18 @@ impl Schedule {
 
     /// Runs to completion (blocking; call outside `runtime::with`).
     pub fn run(mut self) -> MpiResult<()> {
-        runtime::wait_for(|rt| Ok(self.poll(rt)?.then_some(())))
+        // A blocking collective waits for its messages: it says so before the first of them
+        // leaves (as a blocking send does), so that a node peer matching a large one at once
+        // streams it through the cells with us instead of copying it alone; the wait
+        // withdraws the mark when it ends.
+        let mut first = true;
+        runtime::wait_for_published(|rt| {
+            if first {
+                rt.set_waiting(true);
+                first = false;
+            }
+            Ok(self.poll(rt)?.then_some(()))
+        })
     }
 }
 
