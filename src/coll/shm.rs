@@ -282,49 +282,8 @@ pub unsafe fn allreduce_now(
     dt: usize,
     op: usize,
 ) -> Option<MpiResult<()>> {
-    use crate::abi::consts::MPI_IN_PLACE;
-    let size = crate::core::datatype::contiguous_size(dt)?;
-    if count <= 0 || recv == 0 || recv == MPI_IN_PLACE || send == 0 || send == recv {
-        return None;
-    }
-    let n = count as usize;
-    let bytes = n.checked_mul(size).filter(|&b| b <= CAP)?;
-    let send = if send == MPI_IN_PLACE { recv } else { send };
-    let (cl, red) = runtime::with(|rt| {
-        let Ok((idx, c)) = rt.comm(comm) else {
-            return Ok(None);
-        };
-        let comm_size = c.size;
-        let Ok(red) = rt.reducer(op, dt) else {
-            return Ok(None);
-        };
-        if red.extent != size {
-            return Ok(None);
-        }
-        let q = Query {
-            comm_size,
-            avg_msg_size: bytes,
-            total_msg_size: bytes,
-            count: n,
-            commutative: red.commutative,
-        };
-        Ok(claim(rt, idx, Coll::Allreduce, &q).map(|cl| (cl, red)))
-    })
-    .ok()??;
-    // As `run` does for `Kind::Reduce` with `all`, without building one.
-    let (slot, s, me, p) = (cl.slot, cl.seq, cl.me, cl.p);
-    // SAFETY (both blocks): the buffers hold the call's `bytes` (caller's contract); an area
-    // holds `bytes` <= CAP bytes of its rank's call `s` from its `publish` until every rank
-    // entered the next call; areas never overlap user buffers.
-    let done = contribute(slot, p, me, s, |d| unsafe {
-        copy_bytes(send as *const u8, d, bytes)
-    })
-    .and_then(|()| wait_all(slot, p, s));
-    if done.is_ok() {
-        // SAFETY: see above.
-        unsafe { combine(&red, n, p, |r| slot.data(r, s), recv) };
-    }
-    Some(done)
+    // SAFETY: forwarded from the caller.
+    unsafe { reduction_now(Reduction::All, comm, send, recv, count, dt, op) }
 }
 
 /// `MPI_Reduce_scatter_block` of `count` elements per rank of a predefined contiguous
@@ -342,12 +301,43 @@ pub unsafe fn reduce_scatter_block_now(
     dt: usize,
     op: usize,
 ) -> Option<MpiResult<()>> {
+    // SAFETY: forwarded from the caller.
+    unsafe { reduction_now(Reduction::ScatterBlock, comm, send, recv, count, dt, op) }
+}
+
+/// The reductions with a fast entry.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reduction {
+    /// `MPI_Allreduce`: every rank contributes and receives `count` elements.
+    All,
+    /// `MPI_Reduce_scatter_block`: every rank contributes the communicator's size times
+    /// `count` elements and receives block `rank` of the result.
+    ScatterBlock,
+}
+
+/// The fast entry of reduction `kind` (see [`allreduce_now`]): screens the arguments without
+/// reporting anything, claims the call under the runtime with the reducer of `op` on `dt`,
+/// then contributes, waits and combines on the slot, as `run` does for `Kind::Reduce` with
+/// `all` / `Kind::ReduceScatter`, without building one.
+///
+/// # Safety
+/// The buffers hold what `kind`'s MPI function requires of them (the caller's contract).
+unsafe fn reduction_now(
+    kind: Reduction,
+    comm: usize,
+    send: usize,
+    recv: usize,
+    count: i64,
+    dt: usize,
+    op: usize,
+) -> Option<MpiResult<()>> {
     use crate::abi::consts::MPI_IN_PLACE;
     let size = crate::core::datatype::contiguous_size(dt)?;
     if count <= 0 || recv == 0 || recv == MPI_IN_PLACE || send == 0 || send == recv {
         return None;
     }
     let n = count as usize;
+    // Bytes of one block: the result (all) or each rank's share of it (scatter).
     let b = n.checked_mul(size).filter(|&b| b <= CAP)?;
     let send = if send == MPI_IN_PLACE { recv } else { send };
     let (cl, red) = runtime::with(|rt| {
@@ -355,7 +345,10 @@ pub unsafe fn reduce_scatter_block_now(
             return Ok(None);
         };
         let comm_size = c.size;
-        let total = b * comm_size as usize;
+        let (total, coll) = match kind {
+            Reduction::All => (b, Coll::Allreduce),
+            Reduction::ScatterBlock => (b * comm_size as usize, Coll::ReduceScatter),
+        };
         if total > CAP {
             return Ok(None);
         }
@@ -372,29 +365,25 @@ pub unsafe fn reduce_scatter_block_now(
             count: n,
             commutative: red.commutative,
         };
-        Ok(claim(rt, idx, Coll::ReduceScatter, &q).map(|cl| (cl, red)))
+        Ok(claim(rt, idx, coll, &q).map(|cl| (cl, red)))
     })
     .ok()??;
-    // As `run` does for `Kind::ReduceScatter`, without building one.
     let (slot, s, me, p) = (cl.slot, cl.seq, cl.me, cl.p);
+    // What each rank contributes, and where this rank's block lies in each contribution.
+    let (contributed, at) = match kind {
+        Reduction::All => (b, 0),
+        Reduction::ScatterBlock => (p * b, me * b),
+    };
     // SAFETY (both blocks): the buffers hold the call's data (caller's contract); an area
-    // holds `p * b` <= CAP bytes of its rank's call `s` from its `publish` until every rank
-    // entered the next call; areas never overlap user buffers.
+    // holds `contributed` <= CAP bytes of its rank's call `s` from its `publish` until every
+    // rank entered the next call; areas never overlap user buffers.
     let done = contribute(slot, p, me, s, |d| unsafe {
-        copy_bytes(send as *const u8, d, p * b)
+        copy_bytes(send as *const u8, d, contributed)
     })
     .and_then(|()| wait_all(slot, p, s));
     if done.is_ok() {
-        // SAFETY: see above; block `me` of every contribution.
-        unsafe {
-            combine(
-                &red,
-                n,
-                p,
-                |r| slot.data(r, s).add(me * b) as *const u8,
-                recv,
-            )
-        };
+        // SAFETY: see above; `at + b <= contributed`.
+        unsafe { combine(&red, n, p, |r| slot.data(r, s).add(at) as *const u8, recv) };
     }
     Some(done)
 }
