@@ -846,6 +846,9 @@ fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, lane: usize, locked: bo
 /// spins (nonblocking collectives, rendezvous and queued sends keep moving).
 const SLOW_ROUND_EVERY: u32 = 64;
 
+/// Messages a fast wait handles under one hold of its VCI's guard at most.
+const BURST: u32 = 32;
+
 /// `MPI_Waitall` / `MPI_Wait` fast path for requests of one VCI that complete through
 /// standard eager messages from node peers (or are complete already): progresses the node
 /// transport on that VCI until every request is complete, then finishes them like
@@ -897,48 +900,63 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                 _ => VciGuard::enter(pool, v, false),
             };
             let s = g.state();
-            if let Some(index) = awaited {
-                match s.reqs.get(index) {
-                    Some(r) if r.done() => {
-                        next += 1;
-                        awaited = None;
+            // Messages handled under this hold of the guard.
+            let mut handled = 0u32;
+            loop {
+                if let Some(index) = awaited {
+                    match s.reqs.get(index) {
+                        Some(r) if r.done() => {
+                            next += 1;
+                            awaited = None;
+                        }
+                        Some(r) if plain_recv(r) => {}
+                        _ => return false,
                     }
-                    Some(r) if plain_recv(r) => {}
-                    _ => return false,
                 }
-            }
-            while awaited.is_none() {
-                let Some(&h) = reqs.get(next) else {
-                    break;
-                };
-                if special(h) {
-                    next += 1;
-                    continue;
-                }
-                if Slab::<Request>::tag_of(h as usize) != v {
-                    return false;
-                }
-                let Some(index) = s.reqs.decode(h as usize) else {
-                    return false;
-                };
-                let Some(r) = s.reqs.get(index) else {
-                    return false;
-                };
-                if r.done() {
-                    next += 1;
-                } else if plain_recv(r) {
-                    // Its message arrives on the lane of its communicator.
-                    let comm = r.comm;
-                    let Some(c) = s.comms.iter().find(|c| c.idx == comm) else {
+                while awaited.is_none() {
+                    let Some(&h) = reqs.get(next) else {
+                        break;
+                    };
+                    if special(h) {
+                        next += 1;
+                        continue;
+                    }
+                    if Slab::<Request>::tag_of(h as usize) != v {
+                        return false;
+                    }
+                    let Some(index) = s.reqs.decode(h as usize) else {
                         return false;
                     };
-                    lane = engine_ref::lane_of(c.ctx);
-                    awaited = Some(index);
-                } else {
-                    return false;
+                    let Some(r) = s.reqs.get(index) else {
+                        return false;
+                    };
+                    if r.done() {
+                        next += 1;
+                    } else if plain_recv(r) {
+                        // Its message arrives on the lane of its communicator.
+                        let comm = r.comm;
+                        let Some(c) = s.comms.iter().find(|c| c.idx == comm) else {
+                            return false;
+                        };
+                        lane = engine_ref::lane_of(c.ctx);
+                        awaited = Some(index);
+                    } else {
+                        return false;
+                    }
+                }
+                if next >= reqs.len() {
+                    break None;
+                }
+                match progress_vci(s, pool, v, lane, locked) {
+                    // A burst of messages is handled under one hold of the guard (the lock's
+                    // two read-modify-writes, each waiting for this core's pending stores to
+                    // shared memory, are paid once per burst), up to a bound that keeps
+                    // other threads of the VCI from waiting long.
+                    Polled::Handled if handled < BURST => handled += 1,
+                    Polled::Nothing if handled > 0 => break Some(Polled::Handled),
+                    polled => break Some(polled),
                 }
             }
-            (next < reqs.len()).then(|| progress_vci(s, pool, v, lane, locked))
         };
         match step {
             // SAFETY: forwarded from the caller.
