@@ -22,7 +22,7 @@ use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::Envelope;
 use crate::platform::bootstrap::Bootstrap;
 use crate::platform::{cma, config};
-use segment::{CellHdr, CellKind, Fastbox, Geometry, Segment, FB_PAYLOAD};
+use segment::{CellHdr, CellKind, Fastbox, Geometry, Segment, FB_PAYLOAD, FB_SLOTS};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
@@ -119,10 +119,28 @@ pub struct ShmEngine {
     returned: Option<Incoming>,
     /// Fastbox polling starts here (rotates for fairness).
     fb_cursor: u32,
+    /// Slot of the next fastbox message to each local rank (taken modulo `FB_SLOTS`).
+    fb_send: Vec<u32>,
+    /// Slot of the next fastbox message expected from each local rank.
+    fb_recv: Vec<u32>,
 }
 
-/// `Incoming::cell` values at and above this denote the fastbox of local rank `cell - FB_TAG`.
+/// `Incoming::cell` values at and above this denote fastbox `slot` of the ring from local rank
+/// `src` as `FB_TAG + src * FB_SLOTS + slot` (see [`fb_cell`]).
 const FB_TAG: u32 = 0xffff_0000;
+
+/// The `Incoming::cell` value of fastbox `slot` (< `FB_SLOTS`) from local rank `src`.
+#[inline(always)]
+fn fb_cell(src: u32, slot: u32) -> u32 {
+    FB_TAG + src * FB_SLOTS + slot
+}
+
+/// The sender and slot of a fastbox `Incoming::cell` value (one at or above `FB_TAG`).
+#[inline(always)]
+fn fb_of_cell(cell: u32) -> (u32, u32) {
+    let i = cell - FB_TAG;
+    (i / FB_SLOTS, i % FB_SLOTS)
+}
 
 // SAFETY: raw buffer pointers in pending items refer to user buffers whose requests are still
 // active; the engine is only used under the runtime's access discipline.
@@ -173,6 +191,15 @@ impl ShmEngine {
             cells_per_rank: config::int("HYMPI_SHM_CELLS").clamp(4, 1 << 16) as u32,
             cell_size,
         };
+        // Cell indices stay below FB_TAG and fastbox ones fit above it.
+        if u64::from(nlocal) * u64::from(geo.cells_per_rank) >= u64::from(FB_TAG)
+            || u64::from(nlocal) * u64::from(FB_SLOTS) > u64::from(u32::MAX - FB_TAG)
+        {
+            return Err(MpiError::new(
+                MPI_ERR_OTHER,
+                format!("shared memory setup: {nlocal} local ranks are more than the node transport addresses"),
+            ));
+        }
         let key = match lane {
             0 => format!("shm-{host}"),
             l => format!("shm-{host}-lane{l}"),
@@ -245,6 +272,8 @@ impl ShmEngine {
             stashed: None,
             returned: None,
             fb_cursor: 0,
+            fb_send: vec![0; nlocal as usize],
+            fb_recv: vec![0; nlocal as usize],
         })
     }
 
@@ -382,8 +411,8 @@ impl ShmEngine {
     }
 
     /// Writes a message of at most `FB_PAYLOAD` bytes (callers check) from `buf` (which holds
-    /// them, as every send's buffer does) into the fastbox from us to local rank `dest` when
-    /// it is free: whether it did.
+    /// them, as every send's buffer does) into the next fastbox of our ring to local rank
+    /// `dest` when it is free: whether it did.
     #[inline(always)]
     fn fastbox_put(
         &mut self,
@@ -395,7 +424,8 @@ impl ShmEngine {
         bytes: usize,
     ) -> bool {
         debug_assert!(bytes <= FB_PAYLOAD);
-        let fb = self.seg.fastbox(dest, self.me);
+        let slot = self.fb_send[dest as usize];
+        let fb = self.seg.fastbox(dest, self.me, slot);
         // SAFETY: `full` is an atomic in the shared fastbox; the other fields are written only
         // while `full == 0` (the receiver is done with them: it cleared `full` with release,
         // which our acquire load pairs with) and published by the release store of `full`.
@@ -416,6 +446,7 @@ impl ShmEngine {
             crate::core::p2p::copy_bytes(buf, (*fb).payload.as_mut_ptr(), bytes);
             (*fb).full.store(1, Ordering::Release);
         }
+        self.fb_send[dest as usize] = slot.wrapping_add(1);
         true
     }
 
@@ -597,8 +628,15 @@ impl ShmEngine {
         if self.returned.is_some() {
             return self.returned.take();
         }
-        if self.stashed.is_some() {
-            let m = self.stashed.take()?;
+        if let Some(m) = self.stashed {
+            // Fastbox messages its sender published before this cell come out first.
+            if m.seq != self.recv_seq[m.src_local as usize] {
+                if let Some(fb) = self.take_fastbox(m.src_local) {
+                    return Some(fb);
+                }
+                debug_assert!(false, "sequence gap without a fastbox message");
+            }
+            self.stashed = None;
             self.recv_seq[m.src_local as usize] = m.seq.wrapping_add(1);
             return Some(m);
         }
@@ -610,9 +648,9 @@ impl ShmEngine {
     }
 
     /// Puts a message taken from the queue in its sender's sequence: when the sender's
-    /// previous matched message is still in its fastbox (it was published before this cell was
-    /// queued, so it is visible), that one is returned first and the cell is kept for the next
-    /// poll.
+    /// previous matched messages are still in its fastboxes (they were published before this
+    /// cell was queued, so they are visible), the first of them is returned and the cell is
+    /// kept for the polls after them.
     #[inline]
     fn in_sequence(&mut self, m: Incoming) -> Incoming {
         if matches!(
@@ -621,13 +659,11 @@ impl ShmEngine {
         ) {
             let src = m.src_local;
             if m.seq != self.recv_seq[src as usize] {
-                let Some(fb) = self.fastbox_message(src) else {
+                let Some(fb) = self.take_fastbox(src) else {
                     debug_assert!(false, "sequence gap without a fastbox message");
                     self.recv_seq[src as usize] = m.seq.wrapping_add(1);
                     return m;
                 };
-                debug_assert_eq!(fb.seq, self.recv_seq[src as usize]);
-                self.recv_seq[src as usize] = fb.seq.wrapping_add(1);
                 self.stashed = Some(m);
                 return fb;
             }
@@ -636,12 +672,28 @@ impl ShmEngine {
         m
     }
 
+    /// Takes the fastbox message expected next from local rank `src` if it is there and is
+    /// the next of `src`'s matched messages.
+    #[inline]
+    fn take_fastbox(&mut self, src: u32) -> Option<Incoming> {
+        let slot = self.fb_recv[src as usize];
+        let m = self.fastbox_message(src, slot)?;
+        // A full slot may still hold a message taken one lap ago (not released yet), or the
+        // next one may follow a queued cell of its sender.
+        if m.seq != self.recv_seq[src as usize] {
+            return None;
+        }
+        self.recv_seq[src as usize] = m.seq.wrapping_add(1);
+        self.fb_recv[src as usize] = slot.wrapping_add(1);
+        Some(m)
+    }
+
     /// The next in-sequence fastbox message, if any.
     #[inline]
     fn poll_fastboxes(&mut self) -> Option<Incoming> {
         let n = self.seg.nlocal();
-        // The fastboxes from the cursor on, wrapping (no division: this loop is the spin of
-        // every blocking receive).
+        // The rings from the cursor on, wrapping (no division: this loop is the spin of every
+        // blocking receive).
         let mut next = self.fb_cursor;
         for _ in 0..n {
             let src = if next >= n { 0 } else { next };
@@ -649,18 +701,17 @@ impl ShmEngine {
             if src == self.me {
                 continue;
             }
+            let slot = self.fb_recv[src as usize];
             // SAFETY: `full` is an atomic in the shared fastbox.
             let full = unsafe {
-                (*self.seg.fastbox(self.me, src))
+                (*self.seg.fastbox(self.me, src, slot))
                     .full
                     .load(Ordering::Acquire)
             };
             if full == 0 {
                 continue;
             }
-            let m = self.fastbox_message(src)?;
-            if m.seq == self.recv_seq[src as usize] {
-                self.recv_seq[src as usize] = m.seq.wrapping_add(1);
+            if let Some(m) = self.take_fastbox(src) {
                 self.fb_cursor = if src + 1 == n { 0 } else { src + 1 };
                 return Some(m);
             }
@@ -668,9 +719,9 @@ impl ShmEngine {
         None
     }
 
-    /// Reads the header of the full fastbox from `src`.
-    fn fastbox_message(&self, src: u32) -> Option<Incoming> {
-        let fb = self.seg.fastbox(self.me, src);
+    /// Reads the header of fastbox `slot` from `src` if it is full.
+    fn fastbox_message(&self, src: u32, slot: u32) -> Option<Incoming> {
+        let fb = self.seg.fastbox(self.me, src, slot);
         // SAFETY: the acquire load of `full` makes the sender's field writes visible; the
         // fields stay unchanged until we clear `full`.
         unsafe {
@@ -679,7 +730,7 @@ impl ShmEngine {
             }
             let f: &Fastbox = &*fb;
             Some(Incoming {
-                cell: FB_TAG + src,
+                cell: fb_cell(src, slot % FB_SLOTS),
                 kind: CellKind::from_u32(f.kind).unwrap_or(CellKind::Eager),
                 src_local: src,
                 env: Envelope {
@@ -731,7 +782,8 @@ impl ShmEngine {
     #[inline]
     pub fn payload(&self, m: &Incoming) -> &[u8] {
         if m.cell >= FB_TAG {
-            let fb = self.seg.fastbox(self.me, m.cell - FB_TAG);
+            let (src, slot) = fb_of_cell(m.cell);
+            let fb = self.seg.fastbox(self.me, src, slot);
             // SAFETY: the fastbox stays ours until released; len ≤ FB_PAYLOAD.
             return unsafe { std::slice::from_raw_parts((*fb).payload.as_ptr(), m.len) };
         }
@@ -745,7 +797,8 @@ impl ShmEngine {
     #[inline]
     pub fn release(&self, cell: u32) {
         if cell >= FB_TAG {
-            let fb = self.seg.fastbox(self.me, cell - FB_TAG);
+            let (src, slot) = fb_of_cell(cell);
+            let fb = self.seg.fastbox(self.me, src, slot);
             // SAFETY: atomic store to the shared fastbox; the sender may refill it afterwards.
             unsafe { (*fb).full.store(0, Ordering::Release) };
             return;
@@ -984,6 +1037,61 @@ mod tests {
         assert!(a.idle());
     }
 
+    /// A burst of small messages fills the sender's fastbox ring before it spills into cells;
+    /// the receiver sees send order even when it keeps messages unreleased across a lap of
+    /// the ring and releases them out of order.
+    #[test]
+    fn fastbox_ring_laps_and_held_slots_keep_order() {
+        let (mut a, mut b) = pair();
+        let small = [5u8; 8];
+        let big = vec![6u8; 3000];
+        let mut done = Vec::new();
+        // An empty ring takes a whole burst of FB_SLOTS small messages.
+        for t in 0..FB_SLOTS as i32 {
+            a.send_or_queue(msg(t, &small));
+        }
+        let mut sent = FB_SLOTS as i32;
+        let mut got = Vec::new();
+        while let Some(m) = b.poll() {
+            assert!(m.cell >= FB_TAG, "message {} not in the ring", m.env.tag);
+            got.push(m.env.tag);
+            b.release(m.cell);
+        }
+        assert_eq!(got.len(), FB_SLOTS as usize);
+        let mut held: Vec<u32> = Vec::new();
+        for round in 0..400 {
+            for k in 0..(round % 19 + 1) {
+                let data: &[u8] = if (round + k) % 7 == 3 { &big } else { &small };
+                a.send_or_queue(msg(sent, data));
+                sent += 1;
+            }
+            a.flush(&mut done);
+            for _ in 0..(round % 5 + 1) {
+                let Some(m) = b.poll() else { break };
+                got.push(m.env.tag);
+                // Hold up to three messages, and give them back newest first.
+                held.push(m.cell);
+                if held.len() > 3 || round % 3 == 0 {
+                    while let Some(c) = held.pop() {
+                        b.release(c);
+                    }
+                }
+            }
+        }
+        while let Some(c) = held.pop() {
+            b.release(c);
+        }
+        while got.len() < sent as usize {
+            a.flush(&mut done);
+            if let Some(m) = b.poll() {
+                got.push(m.env.tag);
+                b.release(m.cell);
+            }
+        }
+        assert_eq!(got, (0..sent).collect::<Vec<_>>(), "messages reordered");
+        assert!(b.poll().is_none());
+    }
+
     /// The race the sequence numbers exist for: the receiver takes a queued cell before it
     /// noticed the sender's earlier fastbox message. The fastbox message must come out first.
     #[test]
@@ -1007,6 +1115,29 @@ mod tests {
         assert_eq!(second.env.tag, 1);
         b.release(second.cell);
         assert!(b.poll().is_none());
+    }
+
+    /// The same race with several messages in the ring ahead of the queued cell: all of them
+    /// come out, in order, before the cell.
+    #[test]
+    fn queued_cell_waits_for_every_earlier_ring_message() {
+        let (mut a, mut b) = pair();
+        let mut done = Vec::new();
+        let small = [1u8; 8];
+        let big = vec![2u8; 1000];
+        for t in 0..3 {
+            a.send_or_queue(msg(t, &small)); // ring
+        }
+        a.send_or_queue(msg(3, &big)); // queue
+        a.flush(&mut done);
+        let cell = b.poll_queue().expect("queued cell");
+        assert_eq!(cell.env.tag, 3);
+        let mut got = vec![b.in_sequence(cell).env.tag];
+        while let Some(m) = b.poll() {
+            got.push(m.env.tag);
+            b.release(m.cell);
+        }
+        assert_eq!(got, [0, 1, 2, 3], "ring messages precede the queued one");
     }
 
     /// Eager sends of the fast path, mixed with queued sends: a fast send never overtakes a
@@ -1059,5 +1190,62 @@ mod tests {
             !a.send_eager_now(1, env(0), big.as_ptr(), a.payload_cap() + 1),
             "larger than a cell"
         );
+    }
+}
+
+/// A model of the fastbox ring protocol ([`ShmEngine::fastbox_put`] on the sender's side,
+/// `take_fastbox` and [`ShmEngine::release`] on the receiver's): each slot's `full` word hands
+/// its fields over (release store, acquire load) in both directions, and the sender reuses a
+/// slot only once the receiver cleared it, lap after lap.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use loom::cell::UnsafeCell;
+    use loom::sync::atomic::{AtomicU32, Ordering};
+    use loom::sync::Arc;
+
+    /// Slots of the modelled ring (two, so that three messages lap it).
+    const SLOTS: usize = 2;
+
+    struct Slot {
+        full: AtomicU32,
+        seq: UnsafeCell<u32>,
+    }
+
+    #[test]
+    fn fastbox_ring_hands_each_slot_over_lap_after_lap() {
+        loom::model(|| {
+            let ring: Arc<Vec<Slot>> = Arc::new(
+                (0..SLOTS)
+                    .map(|_| Slot {
+                        full: AtomicU32::new(0),
+                        seq: UnsafeCell::new(u32::MAX),
+                    })
+                    .collect(),
+            );
+            let tx = ring.clone();
+            let sender = loom::thread::spawn(move || {
+                for seq in 0..3u32 {
+                    let s = &tx[seq as usize % SLOTS];
+                    // A full slot: the real sender spills into a cell; here it waits.
+                    while s.full.load(Ordering::Acquire) != 0 {
+                        loom::thread::yield_now();
+                    }
+                    // SAFETY: the slot is the sender's while `full == 0` (acquire above).
+                    s.seq.with_mut(|p| unsafe { *p = seq });
+                    s.full.store(1, Ordering::Release);
+                }
+            });
+            for expected in 0..3u32 {
+                let s = &ring[expected as usize % SLOTS];
+                while s.full.load(Ordering::Acquire) == 0 {
+                    loom::thread::yield_now();
+                }
+                // SAFETY: the slot is the receiver's while `full == 1` (acquire above).
+                let got = s.seq.with(|p| unsafe { *p });
+                assert_eq!(got, expected, "a slot's message is seen whole and in order");
+                s.full.store(0, Ordering::Release);
+            }
+            sender.join().unwrap();
+        });
     }
 }

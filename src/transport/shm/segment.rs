@@ -135,10 +135,16 @@ pub struct CellHdr {
 /// Payload bytes of a fastbox.
 pub const FB_PAYLOAD: usize = 216;
 
-/// A one-slot mailbox per (sender, receiver) pair for small eager messages: the receiver polls
-/// `full` directly, which costs far fewer cache-line transfers than a queue round trip. Matched
-/// messages carry a per-pair sequence number so the receiver can order fastbox and queue
-/// traffic of one sender.
+/// Fastboxes per (sender, receiver) pair: a ring the sender fills and the receiver empties in
+/// order.
+pub const FB_SLOTS: u32 = 8;
+
+/// A mailbox slot for one small eager message; each (sender, receiver) pair has a ring of
+/// [`FB_SLOTS`] of them. The sender writes the next slot of its ring when it is free and the
+/// receiver polls `full` of the next slot it expects, which costs far fewer cache-line
+/// transfers than a queue round trip (and a ring keeps a burst of messages on this path).
+/// Matched messages carry a per-pair sequence number so the receiver can order fastbox and
+/// queue traffic of one sender.
 #[repr(C, align(64))]
 pub struct Fastbox {
     /// 1 while a message waits (release-stored by the sender, cleared with release by the
@@ -166,8 +172,11 @@ pub struct Fastbox {
 /// Bytes reserved for the cell header.
 pub const CELL_HDR: usize = 64;
 #[cfg(not(loom))]
-const _: () =
-    assert!(std::mem::size_of::<CellHdr>() <= CELL_HDR && std::mem::size_of::<Fastbox>() == 256);
+const _: () = assert!(
+    std::mem::size_of::<CellHdr>() <= CELL_HDR
+        && std::mem::size_of::<Fastbox>() == 256
+        && FB_SLOTS.is_power_of_two()
+);
 
 /// A mapped segment.
 pub struct Segment {
@@ -222,7 +231,7 @@ impl Geometry {
         )
     }
     fn fastbox_bytes(&self) -> usize {
-        (self.nlocal as usize).pow(2) * std::mem::size_of::<Fastbox>()
+        (self.nlocal as usize).pow(2) * FB_SLOTS as usize * std::mem::size_of::<Fastbox>()
     }
     /// Total bytes of the segment.
     pub fn total_len(&self) -> usize {
@@ -360,17 +369,18 @@ impl Segment {
         }
     }
 
-    /// The fastbox carrying messages from local rank `src` to local rank `dst`.
+    /// Fastbox `slot` (taken modulo [`FB_SLOTS`]) of the ring carrying messages from local
+    /// rank `src` to local rank `dst`.
     #[inline]
-    pub fn fastbox(&self, dst: u32, src: u32) -> *mut Fastbox {
+    pub fn fastbox(&self, dst: u32, src: u32, slot: u32) -> *mut Fastbox {
         debug_assert!(dst < self.nlocal && src < self.nlocal);
-        // SAFETY: dst, src < nlocal, so the box lies inside the fastbox area of the mapping.
+        let ring = dst as usize * self.nlocal as usize + src as usize;
+        let i = ring * FB_SLOTS as usize + (slot % FB_SLOTS) as usize;
+        // SAFETY: dst, src < nlocal and i % FB_SLOTS < FB_SLOTS, so the box lies inside the
+        // fastbox area of the mapping (`Geometry::fastbox_bytes`).
         unsafe {
-            self.base.add(
-                self.fb_off
-                    + (dst as usize * self.nlocal as usize + src as usize)
-                        * std::mem::size_of::<Fastbox>(),
-            ) as *mut Fastbox
+            self.base
+                .add(self.fb_off + i * std::mem::size_of::<Fastbox>()) as *mut Fastbox
         }
     }
 
@@ -492,6 +502,9 @@ mod tests {
         // Every rank starts with all its cells free.
         let n = std::iter::from_fn(|| other.slot(0).free.pop(&other)).count();
         assert_eq!(n, 8);
-        assert!(geo.total_len() <= 4096 * 8 + super::super::collslot::region_bytes(3));
+        // Header, slots and cells in 8 pages, plus the 3 x 3 fastbox rings and the
+        // collective region.
+        let rings = 9 * FB_SLOTS as usize * std::mem::size_of::<Fastbox>();
+        assert!(geo.total_len() <= 4096 * 8 + rings + super::super::collslot::region_bytes(3));
     }
 }
