@@ -262,6 +262,29 @@ fn default_table_picks_shm_for_small_calls_on_small_communicators() {
     }
 }
 
+/// The shared-memory path's size limits in the built-in table: up to 1 KiB for the
+/// reductions, alltoall and broadcast, 2 KiB for allgather (each rank's data must also fit
+/// its slot area, which `coll::shm::offer` checks), message schedules above.
+#[test]
+fn default_table_shm_size_limits() {
+    let t = default();
+    let limits = [
+        (Coll::Bcast, 1024),
+        (Coll::Reduce, 1024),
+        (Coll::Allreduce, 1024),
+        (Coll::Allgather, 2048),
+        (Coll::Alltoall, 1024),
+        (Coll::ReduceScatter, 1024),
+    ];
+    for (c, max) in limits {
+        for p in 2..=8 {
+            let shm = |b: usize| t.select(c, &q(p, b, b * p as usize)).unwrap().name == SHM;
+            assert!(shm(max), "{c:?} {p} {max}");
+            assert!(!shm(max + 1), "{c:?} {p} {}", max + 1);
+        }
+    }
+}
+
 #[test]
 fn shm_leaves_fall_through_for_the_schedule_builders() {
     let t = Table::parse(
