@@ -133,7 +133,7 @@ pub struct CellHdr {
 }
 
 /// Payload bytes of a fastbox.
-pub const FB_PAYLOAD: usize = 216;
+pub const FB_PAYLOAD: usize = 472;
 
 /// Fastboxes per (sender, receiver) pair: a ring the sender fills and the receiver empties in
 /// order.
@@ -174,7 +174,7 @@ pub const CELL_HDR: usize = 64;
 #[cfg(not(loom))]
 const _: () = assert!(
     std::mem::size_of::<CellHdr>() <= CELL_HDR
-        && std::mem::size_of::<Fastbox>() == 256
+        && std::mem::size_of::<Fastbox>() == 512
         && FB_SLOTS.is_power_of_two()
 );
 
