@@ -880,6 +880,8 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     // Requests before `next` are known complete.
     let mut next = 0;
     let mut lane = 0;
+    // The communicator whose lane `lane` is.
+    let mut lane_comm: Option<u32> = None;
     // The table index of request `next` once found plain and incomplete: later rounds
     // re-test it without decoding its handle again or looking for its lane.
     let mut awaited: Option<u32> = None;
@@ -933,12 +935,16 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                     if r.done() {
                         next += 1;
                     } else if plain_recv(r) {
-                        // Its message arrives on the lane of its communicator.
+                        // Its message arrives on the lane of its communicator (looked up once
+                        // per communicator: requests of one usually share it).
                         let comm = r.comm;
-                        let Some(c) = s.comms.iter().find(|c| c.idx == comm) else {
-                            return false;
-                        };
-                        lane = engine_ref::lane_of(c.ctx);
+                        if lane_comm != Some(comm) {
+                            let Some(c) = s.comms.iter().find(|c| c.idx == comm) else {
+                                return false;
+                            };
+                            lane = engine_ref::lane_of(c.ctx);
+                            lane_comm = Some(comm);
+                        }
                         awaited = Some(index);
                     } else {
                         return false;

@@ -677,15 +677,50 @@ impl ShmEngine {
     #[inline]
     fn take_fastbox(&mut self, src: u32) -> Option<Incoming> {
         let slot = self.fb_recv[src as usize];
-        let m = self.fastbox_message(src, slot)?;
+        let fb = self.seg.fastbox(self.me, src, slot);
+        // SAFETY: `full` is an atomic in the shared fastbox; once it reads 1 (acquire) the
+        // slot is ours until we clear it.
+        unsafe {
+            if (*fb).full.load(Ordering::Acquire) == 0 {
+                return None;
+            }
+            self.take_full(fb, src, slot)
+        }
+    }
+
+    /// Takes the message in fastbox `fb`, slot `slot` of the ring from `src`, if it is the
+    /// next of `src`'s matched messages.
+    ///
+    /// # Safety
+    /// `fb` is that slot and its `full` was read as 1 with acquire ordering, so the sender's
+    /// field writes are visible and stay unchanged until we clear `full`.
+    #[inline(always)]
+    unsafe fn take_full(&mut self, fb: *const Fastbox, src: u32, slot: u32) -> Option<Incoming> {
+        // SAFETY: the caller's guarantee.
+        let f: &Fastbox = unsafe { &*fb };
         // A full slot may still hold a message taken one lap ago (not released yet), or the
         // next one may follow a queued cell of its sender.
-        if m.seq != self.recv_seq[src as usize] {
+        if f.seq != self.recv_seq[src as usize] {
             return None;
         }
-        self.recv_seq[src as usize] = m.seq.wrapping_add(1);
+        self.recv_seq[src as usize] = f.seq.wrapping_add(1);
         self.fb_recv[src as usize] = slot.wrapping_add(1);
-        Some(m)
+        Some(Incoming {
+            cell: fb_cell(src, slot % FB_SLOTS),
+            kind: CellKind::from_u32(f.kind).unwrap_or(CellKind::Eager),
+            src_local: src,
+            env: Envelope {
+                ctx: f.ctx,
+                src: f.src_rank,
+                tag: f.tag,
+            },
+            len: (f.len as usize).min(FB_PAYLOAD),
+            total: f.len as u64,
+            sreq: f.sreq,
+            rreq: 0,
+            addr: 0,
+            seq: f.seq,
+        })
     }
 
     /// The next in-sequence fastbox message, if any.
@@ -702,50 +737,21 @@ impl ShmEngine {
                 continue;
             }
             let slot = self.fb_recv[src as usize];
-            // SAFETY: `full` is an atomic in the shared fastbox.
-            let full = unsafe {
-                (*self.seg.fastbox(self.me, src, slot))
-                    .full
-                    .load(Ordering::Acquire)
+            let fb = self.seg.fastbox(self.me, src, slot);
+            // SAFETY: `full` is an atomic in the shared fastbox; read as 1 (acquire), the
+            // slot is ours until we clear it, which is what `take_full` needs.
+            let m = unsafe {
+                if (*fb).full.load(Ordering::Acquire) == 0 {
+                    continue;
+                }
+                self.take_full(fb, src, slot)
             };
-            if full == 0 {
-                continue;
-            }
-            if let Some(m) = self.take_fastbox(src) {
+            if m.is_some() {
                 self.fb_cursor = if src + 1 == n { 0 } else { src + 1 };
-                return Some(m);
+                return m;
             }
         }
         None
-    }
-
-    /// Reads the header of fastbox `slot` from `src` if it is full.
-    fn fastbox_message(&self, src: u32, slot: u32) -> Option<Incoming> {
-        let fb = self.seg.fastbox(self.me, src, slot);
-        // SAFETY: the acquire load of `full` makes the sender's field writes visible; the
-        // fields stay unchanged until we clear `full`.
-        unsafe {
-            if (*fb).full.load(Ordering::Acquire) == 0 {
-                return None;
-            }
-            let f: &Fastbox = &*fb;
-            Some(Incoming {
-                cell: fb_cell(src, slot % FB_SLOTS),
-                kind: CellKind::from_u32(f.kind).unwrap_or(CellKind::Eager),
-                src_local: src,
-                env: Envelope {
-                    ctx: f.ctx,
-                    src: f.src_rank,
-                    tag: f.tag,
-                },
-                len: (f.len as usize).min(FB_PAYLOAD),
-                total: f.len as u64,
-                sreq: f.sreq,
-                rreq: 0,
-                addr: 0,
-                seq: f.seq,
-            })
-        }
     }
 
     /// Takes the next cell of the receive queue.
