@@ -262,19 +262,20 @@ fn default_table_picks_shm_for_small_calls_on_small_communicators() {
     }
 }
 
-/// The shared-memory path's size limits in the built-in table: up to 1 KiB for the
-/// reductions, alltoall and broadcast, 2 KiB for allgather (each rank's data must also fit
-/// its slot area, which `coll::shm::offer` checks), message schedules above.
+/// The shared-memory path's size limits in the built-in table: up to 4 KiB per block for
+/// broadcast, reduce, allreduce and allgather, 2 KiB for alltoall and reduce_scatter (each
+/// rank's data must also fit its slot area, which `coll::shm::offer` checks), message
+/// schedules above.
 #[test]
 fn default_table_shm_size_limits() {
     let t = default();
     let limits = [
-        (Coll::Bcast, 1024),
-        (Coll::Reduce, 1024),
-        (Coll::Allreduce, 1024),
-        (Coll::Allgather, 2048),
-        (Coll::Alltoall, 1024),
-        (Coll::ReduceScatter, 1024),
+        (Coll::Bcast, 4096),
+        (Coll::Reduce, 4096),
+        (Coll::Allreduce, 4096),
+        (Coll::Allgather, 4096),
+        (Coll::Alltoall, 2048),
+        (Coll::ReduceScatter, 2048),
     ];
     for (c, max) in limits {
         for p in 2..=8 {

@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// Slots in a node's collective region.
 pub const SLOTS: usize = 16;
 /// Bytes of one area (one rank, one parity).
-pub const AREA: usize = 4096;
+pub const AREA: usize = 8192;
 /// Offset of the data in an area (16-byte aligned, after the sequence word).
 const DATA_OFF: usize = 16;
 /// Data bytes of one area: the most a rank contributes to one call.
