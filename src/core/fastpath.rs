@@ -958,7 +958,12 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                     // two read-modify-writes, each waiting for this core's pending stores to
                     // shared memory, are paid once per burst), up to a bound that keeps
                     // other threads of the VCI from waiting long.
-                    Polled::Handled if handled < BURST => handled += 1,
+                    Polled::Handled => {
+                        handled += 1;
+                        if handled == BURST {
+                            break Some(Polled::Handled);
+                        }
+                    }
                     Polled::Nothing if handled > 0 => break Some(Polled::Handled),
                     polled => break Some(polled),
                 }

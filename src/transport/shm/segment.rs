@@ -135,12 +135,25 @@ pub struct CellHdr {
 /// Payload bytes of a fastbox.
 pub const FB_PAYLOAD: usize = 472;
 
-/// Fastboxes per (sender, receiver) pair: a ring the sender fills and the receiver empties in
-/// order.
+/// Most fastboxes per (sender, receiver) pair: a ring the sender fills and the receiver
+/// empties in order.
 pub const FB_SLOTS: u32 = 8;
 
+/// Fastboxes per pair on a node of `nlocal` ranks: [`FB_SLOTS`] up to 64 ranks, then halved
+/// as the node doubles (at least one), so that a rank's rings stay at 256 KiB per lane up to
+/// 512 ranks and grow linearly beyond, as a single mailbox per pair did.
+pub fn fb_slots_for(nlocal: u32) -> u32 {
+    let mut slots = FB_SLOTS;
+    let mut n = 64;
+    while nlocal > n && slots > 1 {
+        slots /= 2;
+        n *= 2;
+    }
+    slots
+}
+
 /// A mailbox slot for one small eager message; each (sender, receiver) pair has a ring of
-/// [`FB_SLOTS`] of them. The sender writes the next slot of its ring when it is free and the
+/// [`fb_slots_for`] (at most [`FB_SLOTS`]) of them. The sender writes the next slot of its ring when it is free and the
 /// receiver polls `full` of the next slot it expects, which costs far fewer cache-line
 /// transfers than a queue round trip (and a ring keeps a burst of messages on this path).
 /// Matched messages carry a per-pair sequence number so the receiver can order fastbox and
@@ -189,6 +202,8 @@ pub struct Segment {
     nlocal: u32,
     cells_per_rank: u32,
     cell_size: usize,
+    /// Fastboxes per pair minus one ([`fb_slots_for`] is a power of two).
+    fb_mask: u32,
     /// The creator keeps the memfd open until everyone has mapped it.
     fd: Option<i32>,
 }
@@ -231,7 +246,9 @@ impl Geometry {
         )
     }
     fn fastbox_bytes(&self) -> usize {
-        (self.nlocal as usize).pow(2) * FB_SLOTS as usize * std::mem::size_of::<Fastbox>()
+        (self.nlocal as usize).pow(2)
+            * fb_slots_for(self.nlocal) as usize
+            * std::mem::size_of::<Fastbox>()
     }
     /// Total bytes of the segment.
     pub fn total_len(&self) -> usize {
@@ -271,6 +288,7 @@ impl Segment {
             nlocal: geo.nlocal,
             cells_per_rank: geo.cells_per_rank,
             cell_size: geo.cell_size,
+            fb_mask: fb_slots_for(geo.nlocal) - 1,
             fd: Some(fd),
         };
         seg.init();
@@ -304,6 +322,7 @@ impl Segment {
             nlocal: geo.nlocal,
             cells_per_rank: geo.cells_per_rank,
             cell_size: geo.cell_size,
+            fb_mask: fb_slots_for(geo.nlocal) - 1,
             fd: None,
         };
         if seg.header().magic.load(Ordering::Acquire) != MAGIC || seg.header().nlocal != geo.nlocal
@@ -369,15 +388,28 @@ impl Segment {
         }
     }
 
-    /// Fastbox `slot` (taken modulo [`FB_SLOTS`]) of the ring carrying messages from local
-    /// rank `src` to local rank `dst`.
+    /// Fastboxes per (sender, receiver) pair on this node.
+    #[inline]
+    pub fn fb_slots(&self) -> u32 {
+        self.fb_mask + 1
+    }
+
+    /// The index in its ring (below [`Segment::fb_slots`]) of a ring counter value `slot`.
+    #[inline(always)]
+    pub fn fb_index(&self, slot: u32) -> u32 {
+        slot & self.fb_mask
+    }
+
+    /// Fastbox `slot` (taken modulo [`Segment::fb_slots`]) of the ring carrying messages from
+    /// local rank `src` to local rank `dst`.
     #[inline]
     pub fn fastbox(&self, dst: u32, src: u32, slot: u32) -> *mut Fastbox {
         debug_assert!(dst < self.nlocal && src < self.nlocal);
         let ring = dst as usize * self.nlocal as usize + src as usize;
-        let i = ring * FB_SLOTS as usize + (slot % FB_SLOTS) as usize;
-        // SAFETY: dst, src < nlocal and i % FB_SLOTS < FB_SLOTS, so the box lies inside the
-        // fastbox area of the mapping (`Geometry::fastbox_bytes`).
+        let i = ring * self.fb_slots() as usize + self.fb_index(slot) as usize;
+        // SAFETY: dst, src < nlocal and the index in the ring is below `fb_slots()`, so the
+        // box lies inside the fastbox area of the mapping (`Geometry::fastbox_bytes`, sized
+        // with the same `fb_slots_for(nlocal)`).
         unsafe {
             self.base
                 .add(self.fb_off + i * std::mem::size_of::<Fastbox>()) as *mut Fastbox
@@ -475,6 +507,28 @@ mod tests {
     use super::*;
 
     #[test]
+    fn fastbox_rings_shrink_as_the_node_grows() {
+        let want = [
+            (2, 8),
+            (64, 8),
+            (65, 4),
+            (128, 4),
+            (129, 2),
+            (256, 2),
+            (257, 1),
+            (4096, 1),
+        ];
+        for (nlocal, slots) in want {
+            assert_eq!(fb_slots_for(nlocal), slots, "{nlocal} local ranks");
+        }
+        // A rank's rings (one per sender) stay within 256 KiB per lane up to 512 ranks.
+        for nlocal in [2u32, 64, 100, 128, 256, 512] {
+            let per_rank = nlocal as usize * fb_slots_for(nlocal) as usize * 512;
+            assert!(per_rank <= 256 << 10, "{nlocal}: {per_rank}");
+        }
+    }
+
+    #[test]
     fn create_attach_and_cells_round_trip() {
         let geo = Geometry {
             nlocal: 3,
@@ -504,7 +558,7 @@ mod tests {
         assert_eq!(n, 8);
         // Header, slots and cells in 8 pages, plus the 3 x 3 fastbox rings and the
         // collective region.
-        let rings = 9 * FB_SLOTS as usize * std::mem::size_of::<Fastbox>();
+        let rings = 9 * fb_slots_for(3) as usize * std::mem::size_of::<Fastbox>();
         assert!(geo.total_len() <= 4096 * 8 + rings + super::super::collslot::region_bytes(3));
     }
 }
