@@ -124,11 +124,17 @@ pub struct ShmEngine {
     fb_send: Vec<u32>,
     /// Slot of the next fastbox message expected from each local rank.
     fb_recv: Vec<u32>,
+    /// Fastbox messages taken in a row without looking at the receive queue.
+    fb_streak: u32,
 }
 
 /// `Incoming::cell` values at and above this denote fastbox `slot` of the ring from local rank
 /// `src` as `FB_TAG + src * FB_SLOTS + slot` (see [`fb_cell`]).
 const FB_TAG: u32 = 0xffff_0000;
+
+/// Ring messages [`ShmEngine::poll`] takes in a row before it looks at the receive queue
+/// first.
+const FB_STREAK: u32 = 16;
 
 /// The `Incoming::cell` value of fastbox `slot` (an index in the ring, < `FB_SLOTS`) from
 /// local rank `src`.
@@ -276,6 +282,7 @@ impl ShmEngine {
             fb_cursor: 0,
             fb_send: vec![0; nlocal as usize],
             fb_recv: vec![0; nlocal as usize],
+            fb_streak: 0,
         })
     }
 
@@ -642,9 +649,20 @@ impl ShmEngine {
             self.recv_seq[m.src_local as usize] = m.seq.wrapping_add(1);
             return Some(m);
         }
+        // Peers that keep their rings full must not hold back the queue (control cells of
+        // other peers, rendezvous): after a streak of ring messages the queue goes first
+        // once. Any order across senders is fine; `in_sequence` keeps each sender's.
+        if self.fb_streak >= FB_STREAK {
+            self.fb_streak = 0;
+            if let Some(m) = self.poll_queue() {
+                return Some(self.in_sequence(m));
+            }
+        }
         if let Some(m) = self.poll_fastboxes() {
+            self.fb_streak += 1;
             return Some(m);
         }
+        self.fb_streak = 0;
         let m = self.poll_queue()?;
         Some(self.in_sequence(m))
     }
@@ -1112,6 +1130,65 @@ mod tests {
             "messages lost or reordered"
         );
         assert!(b.poll().is_none());
+    }
+
+    /// A peer that keeps its ring full does not hold back the queue: a control reply queued
+    /// behind ring messages (no sequence number, so nothing orders it after them) is taken
+    /// within a bounded number of polls.
+    #[test]
+    fn full_rings_do_not_starve_the_queue() {
+        let (mut a, mut b) = pair();
+        let mut done = Vec::new();
+        let small = [1u8; 8];
+        let env = |tag| Envelope {
+            ctx: 0,
+            src: 0,
+            tag,
+        };
+        // Ring-only sends (`send_eager_now` would spill into cells once the ring is full).
+        let mut sent = 0;
+        while a.fastbox_put(
+            1,
+            CellKind::Eager,
+            env(sent),
+            0,
+            small.as_ptr(),
+            small.len(),
+        ) {
+            sent += 1;
+        }
+        a.send_or_queue(Outgoing::Reply {
+            dest: 1,
+            kind: CellKind::Ack,
+            sreq: 77,
+            rreq: 0,
+        });
+        a.flush(&mut done);
+        let mut polls = 0;
+        loop {
+            let m = b.poll().expect("the ring is kept full");
+            polls += 1;
+            b.release(m.cell);
+            if m.kind == CellKind::Ack {
+                assert_eq!(m.sreq, 77);
+                break;
+            }
+            assert!(
+                polls <= 2 * FB_STREAK,
+                "the reply waited behind {polls} ring messages"
+            );
+            // Refill the slot just released.
+            while a.fastbox_put(
+                1,
+                CellKind::Eager,
+                env(sent),
+                0,
+                small.as_ptr(),
+                small.len(),
+            ) {
+                sent += 1;
+            }
+        }
     }
 
     /// The race the sequence numbers exist for: the receiver takes a queued cell before it
