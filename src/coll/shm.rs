@@ -388,6 +388,34 @@ unsafe fn reduction_now(
     Some(done)
 }
 
+/// The screening the block fast entries ([`allgather_now`], [`alltoall_now`]) share: blocks
+/// of predefined contiguous types, at least one element, the same bytes sent as received,
+/// at most [`CAP`] bytes each, a receive buffer. The block's bytes and the send buffer
+/// (`None` for `MPI_IN_PLACE`), or `None` when the call does not qualify.
+fn equal_blocks(
+    send: usize,
+    scount: i64,
+    stype: usize,
+    recv: usize,
+    rcount: i64,
+    rtype: usize,
+) -> Option<(usize, Option<usize>)> {
+    use crate::abi::consts::MPI_IN_PLACE;
+    let rsize = crate::core::datatype::contiguous_size(rtype)?;
+    if rcount <= 0 || recv == 0 || recv == MPI_IN_PLACE {
+        return None;
+    }
+    let b = (rcount as usize).checked_mul(rsize).filter(|&b| b <= CAP)?;
+    if send == MPI_IN_PLACE {
+        return Some((b, None));
+    }
+    let ssize = crate::core::datatype::contiguous_size(stype)?;
+    if scount <= 0 || send == 0 || (scount as usize).checked_mul(ssize) != Some(b) {
+        return None;
+    }
+    Some((b, Some(send)))
+}
+
 /// `MPI_Allgather` of blocks of predefined contiguous datatypes (the same bytes sent as each
 /// block received) on a communicator whose calls already run on its slot, like
 /// [`allreduce_now`]. `None`, nothing done, for anything else.
@@ -404,21 +432,7 @@ pub unsafe fn allgather_now(
     rcount: i64,
     rtype: usize,
 ) -> Option<MpiResult<()>> {
-    use crate::abi::consts::MPI_IN_PLACE;
-    let rsize = crate::core::datatype::contiguous_size(rtype)?;
-    if rcount <= 0 || recv == 0 || recv == MPI_IN_PLACE {
-        return None;
-    }
-    let b = (rcount as usize).checked_mul(rsize).filter(|&b| b <= CAP)?;
-    let own = if send == MPI_IN_PLACE {
-        None
-    } else {
-        let ssize = crate::core::datatype::contiguous_size(stype)?;
-        if scount <= 0 || send == 0 || (scount as usize).checked_mul(ssize) != Some(b) {
-            return None;
-        }
-        Some(send)
-    };
+    let (b, own) = equal_blocks(send, scount, stype, recv, rcount, rtype)?;
     let cl = runtime::with(|rt| {
         let Ok((idx, c)) = rt.comm(comm) else {
             return Ok(None);
@@ -461,22 +475,9 @@ pub unsafe fn alltoall_now(
     rcount: i64,
     rtype: usize,
 ) -> Option<MpiResult<()>> {
-    use crate::abi::consts::MPI_IN_PLACE;
-    let rsize = crate::core::datatype::contiguous_size(rtype)?;
-    if rcount <= 0 || recv == 0 || recv == MPI_IN_PLACE {
-        return None;
-    }
-    let b = (rcount as usize).checked_mul(rsize).filter(|&b| b <= CAP)?;
+    let (b, own) = equal_blocks(send, scount, stype, recv, rcount, rtype)?;
     // For MPI_IN_PLACE the blocks go out of the receive buffer, copied to the area first.
-    let src = if send == MPI_IN_PLACE {
-        recv
-    } else {
-        let ssize = crate::core::datatype::contiguous_size(stype)?;
-        if scount <= 0 || send == 0 || (scount as usize).checked_mul(ssize) != Some(b) {
-            return None;
-        }
-        send
-    };
+    let src = own.unwrap_or(recv);
     let cl = runtime::with(|rt| {
         let Ok((idx, c)) = rt.comm(comm) else {
             return Ok(None);
