@@ -1136,6 +1136,12 @@ unsafe fn take_accepted(
                     return Some(Taken::Done);
                 }
             }
+            if pattern.accepts(&m.env) {
+                // This receive's, but not takeable here (too long, not eager): it must stay
+                // first in line for the general path, never become unexpected behind us.
+                e.unpoll(m);
+                return Some(Taken::Polled(Polled::Bail));
+            }
             // Not this receive's: `progress_vci` takes it again.
             e.unpoll(m);
             None

@@ -12,6 +12,9 @@
  *  - nothing is written past the receive buffer;
  *  - the sender's call succeeds (the error is the receiver's);
  *  - the pair keeps working: a normal message after each truncation arrives intact.
+ *  - order: a too-long message followed by a fitting one with the same tag, both arrived
+ *    before MPI_Recv is called, gives MPI_ERR_TRUNCATE for the first; the second is not
+ *    taken in its place and arrives intact with the next receive.
  * Between the two ranks of a pair and, alone, to self on MPI_COMM_SELF. */
 #include "mtest.h"
 
@@ -177,6 +180,32 @@ static void one(int way, int msg, int buf, uint64_t seed)
     free(r);
 }
 
+/* The order check: 64 B then 8 B with one tag; the receive of 8 B must get the first. */
+static void overtake(void)
+{
+    unsigned char big[64], small[8], r[8];
+    MPI_Status st;
+    int rc, count = -1;
+    memset(big, 'A', sizeof big);
+    memset(small, 'B', sizeof small);
+    MPI_Request sreq[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    if (sender) {
+        MPI_Isend(big, 64, MPI_BYTE, peer, 95, comm, &sreq[0]);
+        MPI_Isend(small, 8, MPI_BYTE, peer, 95, comm, &sreq[1]);
+    }
+    if (receiver) {
+        MTest_Sleep_ms(100); /* both have arrived before the receive starts */
+        memset(r, 0, sizeof r);
+        rc = MPI_Recv(r, 8, MPI_BYTE, peer, 95, comm, &st);
+        CHECK_CLASS(rc, MPI_ERR_TRUNCATE, "receive of 8 B with 64 B then 8 B waiting");
+        rc = MPI_Recv(r, 8, MPI_BYTE, peer, 95, comm, &st);
+        CHECK_RC(rc, "receive of the 8 B message after the truncated one");
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        CHECK(count == 8 && r[0] == 'B' && r[7] == 'B', "the second receive got count %d, byte '%c' (the 8 B message overtook the 64 B one?)", count, r[0]);
+    }
+    MPI_Waitall(2, sreq, MPI_STATUSES_IGNORE);
+}
+
 int main(int argc, char **argv)
 {
     MTest_Init(&argc, &argv);
@@ -203,5 +232,7 @@ int main(int argc, char **argv)
     for (int c = 0; c < ncases; c++)
         for (int way = 0; way < WAYS; way++)
             one(way, cases[c][0], cases[c][1], seed++);
+    if (ncases > 0)
+        overtake();
     return MTest_Finalize(0);
 }
