@@ -206,6 +206,7 @@ impl Runtime {
         let Some(c) = self.comms.remove(idx) else {
             return;
         };
+        self.bsend.forget_comm(idx);
         crate::coll::shm::detach(self.shm.as_deref(), &c);
         if let Some(r) = &c.remote {
             self.comms.remove(r.local_comm);

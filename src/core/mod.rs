@@ -1,6 +1,7 @@
 //! The MPI core: safe Rust semantics behind the C boundary.
 pub mod async_progress;
 pub mod attr;
+pub mod bsend;
 pub mod comm;
 pub mod comm_build;
 pub mod context;

@@ -7,6 +7,7 @@
 //! `eager_max`, rendezvous above).
 
 use crate::abi::consts::*;
+use crate::core::bsend::{BsendBuffer, Space};
 use crate::core::comm::Comm;
 use crate::core::datatype::{Layout, TypeInfo};
 use crate::core::error::{fail, MpiResult};
@@ -20,37 +21,17 @@ use crate::transport::shm::{Incoming, Outgoing, ShmEngine};
 /// Cells handled per progress call before returning to the caller.
 const POLL_BATCH: usize = 64;
 
-/// The buffer given with `MPI_Buffer_attach` and the buffered sends living in it.
-#[derive(Default, Debug)]
-pub struct BsendBuffer {
-    /// Start address (0 when none is attached).
-    pub base: usize,
-    /// Size in bytes.
-    pub size: usize,
-    /// Regions in use: (offset, length, internal request index), sorted by offset.
-    pub used: Vec<(usize, usize, u32)>,
-}
-
-impl BsendBuffer {
-    /// Finds room for `len` bytes (first fit); returns the offset.
-    pub fn alloc(&self, len: usize) -> Option<usize> {
-        let mut at = 0usize;
-        for &(off, l, _) in &self.used {
-            if off - at >= len {
-                return Some(at);
-            }
-            at = off + l;
-        }
-        (self.size.checked_sub(at)? >= len).then_some(at)
-    }
-    /// Records a region.
-    pub fn insert(&mut self, off: usize, len: usize, req: u32) {
-        let i = self.used.partition_point(|&(o, _, _)| o < off);
-        self.used.insert(i, (off, len, req));
-    }
-    /// Frees the region of request `req`.
-    pub fn release(&mut self, req: u32) {
-        self.used.retain(|&(_, _, r)| r != req);
+/// The error message of a buffered send of `bytes` bytes that does not fit in buffer `b`.
+#[cold]
+fn bsend_no_room(b: &BsendBuffer, bytes: usize) -> String {
+    match b.space {
+        Space::User { size, .. } => format!(
+            "buffered send of {bytes} bytes does not fit in the attached buffer ({size} bytes, {} in use; each message also needs MPI_BSEND_OVERHEAD = {MPI_BSEND_OVERHEAD})",
+            b.in_use()
+        ),
+        _ => format!(
+            "buffered send of {bytes} bytes with no buffer attached (MPI_Buffer_attach or MPI_Comm_attach_buffer)"
+        ),
     }
 }
 
@@ -476,28 +457,43 @@ impl Runtime {
         // Completed buffered sends release their space as they complete; make progress first
         // so the space of finished ones is free.
         let _ = self.progress()?;
-        let Some(off) = self.bsend.alloc(need) else {
-            return fail(
-                MPI_ERR_BUFFER,
-                format!(
-                    "buffered send of {} bytes does not fit in the attached buffer ({} bytes, {} in use; each message also needs MPI_BSEND_OVERHEAD = {})",
-                    a.bytes,
-                    self.bsend.size,
-                    self.bsend.used.iter().map(|u| u.1).sum::<usize>(),
-                    MPI_BSEND_OVERHEAD
-                ),
-            );
+        let scope = self.bsend.scope_for(a.comm);
+        let b = self.bsend.buffer(scope);
+        let (off, copy) = match b.space {
+            Space::Automatic => (0, None),
+            space => match b.alloc(need) {
+                Some(off) => {
+                    let Space::User { base, .. } = space else {
+                        unreachable!("alloc succeeds in user buffers only")
+                    };
+                    (off, Some((base + off) as *mut u8))
+                }
+                None => return fail(MPI_ERR_BUFFER, bsend_no_room(b, a.bytes)),
+            },
         };
-        let copy = (self.bsend.base + off) as *mut u8;
-        if a.bytes > 0 {
-            // SAFETY: [off, off+need) lies inside the attached buffer and is not in use; the
-            // source is the user's send buffer of `bytes` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(a.buf, copy, a.bytes) };
-        }
         let inner = self.new_request(ReqKind::Send, a.comm)?;
-        self.reqs.get_mut(inner).unwrap().set_internal(true);
-        self.bsend.insert(off, need, inner);
-        // The user's request is complete: the data is in the attached buffer.
+        let r = self.reqs.get_mut(inner).unwrap();
+        r.set_internal(true);
+        let copy = match copy {
+            Some(copy) => {
+                if a.bytes > 0 {
+                    // SAFETY: [off, off+need) lies inside the attached buffer and is not in
+                    // use; the source is the user's send buffer of `bytes` bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(a.buf, copy, a.bytes) };
+                }
+                copy as *const u8
+            }
+            None => {
+                // `MPI_BUFFER_AUTOMATIC`: the internal request owns the copy until it is
+                // freed, when the send completed.
+                let e = r.extra();
+                // SAFETY: the send buffer holds `bytes` bytes (checked at validation).
+                e.scratch = unsafe { raw_slice(a.buf, a.bytes) }.to_vec();
+                e.scratch.as_ptr()
+            }
+        };
+        self.bsend.record(scope, off, need, inner);
+        // The user's request is complete: the data is in the buffer.
         self.complete(rid);
         self.start_send(
             inner,

@@ -11,13 +11,13 @@
 use crate::abi::consts::*;
 use crate::abi::entry::ErrObj;
 use crate::core::attr::Keyvals;
+use crate::core::bsend::BsendBuffers;
 use crate::core::comm::{Comm, RankMap, CONTEXTS_PER_ID, SELF, WORLD};
 use crate::core::context::ContextPool;
 use crate::core::errhandler::{Errh, UserErrh};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::group::Group;
 use crate::core::matching::Unexpected;
-use crate::core::p2p::BsendBuffer;
 use crate::core::request::Request;
 use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Matchers, Pool, Requests};
@@ -56,8 +56,8 @@ pub struct Runtime {
     pub shm_lanes: Vec<Option<EngineBox>>,
     /// Local rank of each world rank.
     pub local_of_world: Vec<u32>,
-    /// `MPI_Buffer_attach` state.
-    pub bsend: BsendBuffer,
+    /// Buffers of buffered-mode sends (`MPI_Buffer_attach`, `MPI_Comm_attach_buffer`).
+    pub bsend: BsendBuffers,
     /// Largest eager message.
     pub eager_max: usize,
     /// Smallest rendezvous copied by both ranks (`usize::MAX`: never).
@@ -506,7 +506,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         shm,
         shm_lanes,
         local_of_world,
-        bsend: BsendBuffer::default(),
+        bsend: BsendBuffers::default(),
         eager_max,
         split_min: match config::int("HYMPI_CMA_SPLIT_MIN") {
             n if n <= 0 => usize::MAX,

@@ -4,6 +4,7 @@ use super::util::{count, out};
 use crate::abi::consts::*;
 use crate::abi::entry::{self, Code, ErrObj};
 use crate::abi::types::*;
+use crate::core::bsend::{self, Scope, Space};
 use crate::core::datatype::{self, Layout, Resolved, TypeInfo};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::fastpath;
@@ -894,65 +895,213 @@ pub(crate) unsafe fn MPI_Sendrecv_replace_c(
 // ---------------------------------------------------------------------------------------------
 // buffered-send buffer
 
-pub(crate) unsafe fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> MpiResult<()> {
-    MPI_Buffer_attach_c(buffer, size as MPI_Count)
+/// Attaches `buffer` of `size` bytes (or `MPI_BUFFER_AUTOMATIC`, size ignored) to `scope`.
+fn buffer_attach(scope: Scope, buffer: *mut c_void, size: MPI_Count) -> MpiResult<()> {
+    let space = if buffer as usize == bsend::AUTOMATIC {
+        Space::Automatic
+    } else {
+        if size < 0 {
+            return fail(MPI_ERR_ARG, format!("invalid buffer size {size}"));
+        }
+        if buffer.is_null() && size > 0 {
+            return fail(MPI_ERR_BUFFER, "the buffer is NULL");
+        }
+        if buffer.is_null() {
+            // A zero-sized buffer at NULL: as if none were attached, but attached.
+            Space::User { base: 0, size: 0 }
+        } else {
+            Space::User {
+                base: buffer as usize,
+                size: size as usize,
+            }
+        }
+    };
+    runtime::with(|rt| rt.bsend.attach(scope, space))
 }
 
-pub(crate) unsafe fn MPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count) -> MpiResult<()> {
-    if size < 0 {
-        return fail(MPI_ERR_ARG, format!("invalid buffer size {size}"));
-    }
-    if buffer.is_null() && size > 0 {
-        return fail(MPI_ERR_BUFFER, "the buffer is NULL");
-    }
-    runtime::with(|rt| {
-        if rt.bsend.base != 0 {
-            return fail(
-                MPI_ERR_BUFFER,
-                "a buffer is already attached (detach it first)",
-            );
-        }
-        rt.bsend.base = buffer as usize;
-        rt.bsend.size = size as usize;
-        Ok(())
+/// The scope of communicator `comm`'s buffer.
+fn comm_scope(comm: MPI_Comm) -> MpiResult<Scope> {
+    runtime::with(|rt| Ok(Scope::Comm(rt.comm(comm as usize)?.0)))
+}
+
+/// Waits until the messages in flight from the buffer of `scope` when called have been
+/// transmitted (their internal requests are freed then).
+fn buffer_flush(scope: Scope) -> MpiResult<()> {
+    let mut tokens = runtime::with(|rt| Ok(flush_tokens(rt, scope)))?;
+    runtime::wait_for(|rt| {
+        tokens.retain(|&t| rt.reqs.decode(t as usize).is_some());
+        Ok(tokens.is_empty().then_some(()))
     })
 }
 
-unsafe fn buffer_detach(buffer_addr: *mut c_void, size: &mut usize) -> MpiResult<()> {
-    let slot = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
-    // Buffered messages must be delivered before the buffer goes back to the user.
-    runtime::wait_for(|rt| Ok(rt.bsend.used.is_empty().then_some(())))?;
-    let (base, sz) = runtime::with(|rt| {
-        let out = (rt.bsend.base, rt.bsend.size);
-        rt.bsend.base = 0;
-        rt.bsend.size = 0;
-        Ok(out)
+/// The generation-checked tokens of the requests sending the messages of `scope`'s buffer.
+fn flush_tokens(rt: &runtime::Runtime, scope: Scope) -> Vec<u64> {
+    rt.bsend
+        .pending(scope)
+        .into_iter()
+        .map(|rid| rt.reqs.token(rid))
+        .collect()
+}
+
+/// A nonblocking flush (`MPI_Buffer_iflush`, `MPI_Comm_iflush_buffer`): completes its request
+/// once the messages it waits for have been transmitted.
+struct FlushOp {
+    /// The flush request (generation checked: a request freed early still completes).
+    request: usize,
+    /// Tokens of the internal requests still in flight.
+    tokens: Vec<u64>,
+}
+
+impl runtime::Background for FlushOp {
+    fn poll(&mut self, rt: &mut runtime::Runtime) -> bool {
+        self.tokens
+            .retain(|&t| rt.reqs.decode(t as usize).is_some());
+        if !self.tokens.is_empty() {
+            return false;
+        }
+        if let Some(rid) = rt.reqs.decode(self.request) {
+            rt.complete(rid);
+        }
+        true
+    }
+}
+
+/// Starts a nonblocking flush of `scope`'s buffer; its request is reported to the error
+/// handler of communicator `comm_idx`.
+unsafe fn buffer_iflush(
+    scope: Scope,
+    comm_idx: Option<u32>,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    let slot = out(request, "request")?;
+    let h = runtime::with(|rt| {
+        let comm = match comm_idx {
+            Some(c) => c,
+            None => rt.comm(MPI_COMM_SELF)?.0,
+        };
+        let rid = rt.new_request(ReqKind::Done, comm)?;
+        let tokens = flush_tokens(rt, scope);
+        let request = rt.reqs.handle(rid);
+        if tokens.is_empty() {
+            rt.complete(rid);
+        } else {
+            rt.background.push(Box::new(FlushOp { request, tokens }));
+        }
+        Ok(request)
     })?;
-    *slot = base as *mut c_void;
-    *size = sz;
+    *slot = h as MPI_Request;
     Ok(())
+}
+
+/// Detaches the buffer of `scope` once its messages have been transmitted: (address, size)
+/// as attached (`MPI_BUFFER_AUTOMATIC` and 0 for an automatic buffer; NULL and 0 when none
+/// was attached).
+fn buffer_detach(scope: Scope) -> MpiResult<(usize, usize)> {
+    // Buffered messages must be delivered before the buffer goes back to the user.
+    runtime::wait_for(|rt| {
+        Ok(rt
+            .bsend
+            .get(scope)
+            .is_none_or(|b| b.used.is_empty())
+            .then_some(()))
+    })?;
+    Ok(match runtime::with(|rt| Ok(rt.bsend.detach(scope)))? {
+        Space::None => (0, 0),
+        Space::User { base, size } => (base, size),
+        Space::Automatic => (bsend::AUTOMATIC, 0),
+    })
+}
+
+/// Stores a detached buffer's address and size.
+unsafe fn put_detached<T: TryFrom<usize> + Copy>(
+    buffer_addr: *mut c_void,
+    size: *mut T,
+    max: T,
+    scope: Scope,
+) -> MpiResult<()> {
+    let addr = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
+    let size = out(size, "size")?;
+    let (base, sz) = buffer_detach(scope)?;
+    *addr = base as *mut c_void;
+    *size = T::try_from(sz).unwrap_or(max);
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Buffer_attach(buffer: *mut c_void, size: c_int) -> MpiResult<()> {
+    buffer_attach(Scope::Process, buffer, size as MPI_Count)
+}
+
+pub(crate) unsafe fn MPI_Buffer_attach_c(buffer: *mut c_void, size: MPI_Count) -> MpiResult<()> {
+    buffer_attach(Scope::Process, buffer, size)
 }
 
 pub(crate) unsafe fn MPI_Buffer_detach(
     buffer_addr: *mut c_void,
     size: *mut c_int,
 ) -> MpiResult<()> {
-    let size = out(size, "size")?;
-    let mut s = 0usize;
-    buffer_detach(buffer_addr, &mut s)?;
-    *size = s.min(i32::MAX as usize) as c_int;
-    Ok(())
+    put_detached(buffer_addr, size, c_int::MAX, Scope::Process)
 }
 
 pub(crate) unsafe fn MPI_Buffer_detach_c(
     buffer_addr: *mut c_void,
     size: *mut MPI_Count,
 ) -> MpiResult<()> {
-    let size = out(size, "size")?;
-    let mut s = 0usize;
-    buffer_detach(buffer_addr, &mut s)?;
-    *size = s as MPI_Count;
-    Ok(())
+    put_detached(buffer_addr, size, MPI_Count::MAX, Scope::Process)
+}
+
+pub(crate) unsafe fn MPI_Buffer_flush() -> MpiResult<()> {
+    buffer_flush(Scope::Process)
+}
+
+pub(crate) unsafe fn MPI_Buffer_iflush(request: *mut MPI_Request) -> MpiResult<()> {
+    buffer_iflush(Scope::Process, None, request)
+}
+
+pub(crate) unsafe fn MPI_Comm_attach_buffer(
+    comm: MPI_Comm,
+    buffer: *mut c_void,
+    size: c_int,
+) -> MpiResult<()> {
+    buffer_attach(comm_scope(comm)?, buffer, size as MPI_Count)
+}
+
+pub(crate) unsafe fn MPI_Comm_attach_buffer_c(
+    comm: MPI_Comm,
+    buffer: *mut c_void,
+    size: MPI_Count,
+) -> MpiResult<()> {
+    buffer_attach(comm_scope(comm)?, buffer, size)
+}
+
+pub(crate) unsafe fn MPI_Comm_detach_buffer(
+    comm: MPI_Comm,
+    buffer_addr: *mut c_void,
+    size: *mut c_int,
+) -> MpiResult<()> {
+    put_detached(buffer_addr, size, c_int::MAX, comm_scope(comm)?)
+}
+
+pub(crate) unsafe fn MPI_Comm_detach_buffer_c(
+    comm: MPI_Comm,
+    buffer_addr: *mut c_void,
+    size: *mut MPI_Count,
+) -> MpiResult<()> {
+    put_detached(buffer_addr, size, MPI_Count::MAX, comm_scope(comm)?)
+}
+
+pub(crate) unsafe fn MPI_Comm_flush_buffer(comm: MPI_Comm) -> MpiResult<()> {
+    buffer_flush(comm_scope(comm)?)
+}
+
+pub(crate) unsafe fn MPI_Comm_iflush_buffer(
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    let scope = comm_scope(comm)?;
+    let Scope::Comm(idx) = scope else {
+        unreachable!("a communicator's scope")
+    };
+    buffer_iflush(scope, Some(idx), request)
 }
 
 // ---------------------------------------------------------------------------------------------
