@@ -1013,6 +1013,253 @@ mod tests {
         (engines.pop().unwrap(), b)
     }
 
+    fn pair_n(nlocal: u32) -> (ShmEngine, ShmEngine) {
+        let kvs = Arc::new(Mutex::new(HashMap::new()));
+        let barrier = Arc::new(Barrier::new(2));
+        let threads: Vec<_> = (0..2)
+            .map(|r| {
+                let mut boot = ThreadBoot {
+                    rank: r,
+                    kvs: kvs.clone(),
+                    barrier: barrier.clone(),
+                };
+                std::thread::spawn(move || {
+                    ShmEngine::setup(&mut boot, &format!("rvhost{nlocal}"), r as u32, nlocal, 0)
+                        .map_err(|e| e.message().to_string())
+                })
+            })
+            .collect();
+        let mut e: Vec<ShmEngine> = threads
+            .into_iter()
+            .map(|t| t.join().unwrap().unwrap())
+            .collect();
+        let b = e.pop().unwrap();
+        (e.pop().unwrap(), b)
+    }
+
+    /// A random mix of ring and queue sends, give-backs, slots held beyond a lap and
+    /// out-of-order releases loses, duplicates and reorders nothing, at every ring size and
+    /// across the counters' wrap-around.
+    #[test]
+    fn random_ring_and_queue_mix_keeps_order_at_every_ring_size() {
+        for (nlocal, wrap) in [
+            (2u32, false),
+            (65, false),
+            (129, false),
+            (300, false),
+            (2, true),
+            (129, true),
+        ] {
+            let (mut a, mut b) = pair_n(nlocal);
+            if wrap {
+                a.send_seq[1] = u32::MAX - 3000;
+                b.recv_seq[0] = u32::MAX - 3000;
+                a.fb_send[1] = u32::MAX - 2998;
+                b.fb_recv[0] = u32::MAX - 2998;
+            }
+            let slots = a.seg.fb_slots();
+            let mut rng = 0x1234_5678_9abc_def0u64 ^ nlocal as u64;
+            let mut rnd = move |n: u64| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng % n
+            };
+            let small = [1u8; 8];
+            let big = vec![2u8; 1000];
+            let env = |tag| Envelope {
+                ctx: 0,
+                src: 0,
+                tag,
+            };
+            let mut done = Vec::new();
+            let (mut sent, mut got, mut held) = (0i32, Vec::new(), Vec::<u32>::new());
+            for _ in 0..20000 {
+                match rnd(6) {
+                    0 | 1 => {
+                        let data: &[u8] = if rnd(4) == 0 { &big } else { &small };
+                        if !a.send_eager_now(1, env(sent), data.as_ptr(), data.len()) {
+                            a.send_or_queue(msg(sent, data));
+                        }
+                        sent += 1;
+                    }
+                    2 => {
+                        a.send_or_queue(msg(sent, &small));
+                        sent += 1;
+                    }
+                    3 => {
+                        a.flush(&mut done);
+                    }
+                    _ => {
+                        if let Some(m) = b.poll() {
+                            if rnd(3) == 0 {
+                                b.unpoll(m);
+                                continue;
+                            }
+                            got.push(m.env.tag);
+                            if rnd(2) == 0 && held.len() < 2 * slots as usize + 3 {
+                                held.push(m.cell);
+                            } else {
+                                b.release(m.cell);
+                            }
+                        }
+                        if rnd(4) == 0 && !held.is_empty() {
+                            let i = rnd(held.len() as u64) as usize;
+                            b.release(held.swap_remove(i));
+                        }
+                    }
+                }
+            }
+            for c in held.drain(..) {
+                b.release(c);
+            }
+            for _ in 0..1_000_000 {
+                if got.len() == sent as usize {
+                    break;
+                }
+                a.flush(&mut done);
+                if let Some(m) = b.poll() {
+                    got.push(m.env.tag);
+                    b.release(m.cell);
+                }
+            }
+            assert_eq!(
+                got,
+                (0..sent).collect::<Vec<_>>(),
+                "nlocal {nlocal}: lost or reordered"
+            );
+            assert!(b.poll().is_none());
+        }
+    }
+
+    fn engines_n(k: u32, nlocal: u32) -> Vec<ShmEngine> {
+        let kvs = Arc::new(Mutex::new(HashMap::new()));
+        let barrier = Arc::new(Barrier::new(k as usize));
+        let threads: Vec<_> = (0..k)
+            .map(|r| {
+                let mut boot = ThreadBoot {
+                    rank: r as i32,
+                    kvs: kvs.clone(),
+                    barrier: barrier.clone(),
+                };
+                std::thread::spawn(move || {
+                    ShmEngine::setup(&mut boot, &format!("rvc{k}-{nlocal}"), r, nlocal, 0)
+                        .map_err(|e| e.message().to_string())
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|t| t.join().unwrap().unwrap())
+            .collect()
+    }
+
+    /// Two concurrent senders and a receiver that holds and gives back messages: each
+    /// sender's messages arrive once and in order.
+    #[test]
+    fn two_concurrent_senders_keep_their_order() {
+        for nlocal in [3u32, 129, 300] {
+            let mut es = engines_n(3, nlocal);
+            let mut r = es.remove(0);
+            const N: i32 = 200_000;
+            let senders: Vec<_> = es
+                .into_iter()
+                .enumerate()
+                .map(|(i, mut e)| {
+                    std::thread::spawn(move || {
+                        let mut rng = 0x9e37_79b9_7f4a_7c15u64 ^ i as u64;
+                        let mut rnd = move |n: u64| {
+                            rng ^= rng << 13;
+                            rng ^= rng >> 7;
+                            rng ^= rng << 17;
+                            rng % n
+                        };
+                        let small = [1u8; 8];
+                        let big = vec![2u8; 1000];
+                        let mut done = Vec::new();
+                        for t in 0..N {
+                            let data: &[u8] = if rnd(5) == 0 { &big } else { &small };
+                            let env = Envelope {
+                                ctx: 0,
+                                src: i as i32 + 1,
+                                tag: t,
+                            };
+                            let kind = if rnd(50) == 0 {
+                                CellKind::EagerSync
+                            } else {
+                                CellKind::Eager
+                            };
+                            if kind == CellKind::Eager
+                                && rnd(2) == 0
+                                && e.send_eager_now(0, env, data.as_ptr(), data.len())
+                            {
+                                continue;
+                            }
+                            e.send_or_queue(Outgoing::Msg {
+                                dest: 0,
+                                kind,
+                                env,
+                                sreq: 0,
+                                buf: data.as_ptr(),
+                                bytes: data.len(),
+                            });
+                            if rnd(3) == 0 {
+                                e.flush(&mut done);
+                            }
+                        }
+                        while e.has_outgoing() {
+                            e.flush(&mut done);
+                            std::hint::spin_loop();
+                        }
+                        e
+                    })
+                })
+                .collect();
+            let mut next = [0i32; 2];
+            let mut held: Vec<u32> = Vec::new();
+            let mut rng = 77u64;
+            let mut rnd = move |n: u64| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng % n
+            };
+            while next[0] < N || next[1] < N {
+                let Some(m) = r.poll() else {
+                    std::hint::spin_loop();
+                    continue;
+                };
+                if rnd(4) == 0 {
+                    r.unpoll(m);
+                    continue;
+                }
+                let s = (m.env.src - 1) as usize;
+                assert_eq!(
+                    m.env.tag, next[s],
+                    "nlocal {nlocal}: sender {s} out of order"
+                );
+                assert_eq!(m.src_local as usize, s + 1);
+                next[s] += 1;
+                if rnd(3) == 0 && held.len() < 20 {
+                    held.push(m.cell)
+                } else {
+                    r.release(m.cell)
+                }
+                if rnd(3) == 0 {
+                    while let Some(c) = held.pop() {
+                        r.release(c)
+                    }
+                }
+            }
+            while let Some(c) = held.pop() {
+                r.release(c)
+            }
+            for t in senders {
+                t.join().unwrap();
+            }
+        }
+    }
+
     fn msg(tag: i32, data: &[u8]) -> Outgoing {
         Outgoing::Msg {
             dest: 1,
