@@ -1825,6 +1825,33 @@ pub(crate) unsafe fn MPI_Status_set_elements_c(
     Ok(())
 }
 
+/// Deprecated MPI-3 form of [`MPI_Status_set_elements_c`].
+pub(crate) unsafe fn MPI_Status_set_elements_x(
+    status: *mut MPI_Status,
+    datatype: MPI_Datatype,
+    count: MPI_Count,
+) -> MpiResult<()> {
+    MPI_Status_set_elements_c(status, datatype, count)
+}
+
+pub(crate) unsafe fn MPI_Status_set_source(
+    status: *mut MPI_Status,
+    source: c_int,
+) -> MpiResult<()> {
+    out(status, "status")?.MPI_SOURCE = source;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Status_set_tag(status: *mut MPI_Status, tag: c_int) -> MpiResult<()> {
+    out(status, "status")?.MPI_TAG = tag;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Status_set_error(status: *mut MPI_Status, err: c_int) -> MpiResult<()> {
+    out(status, "status")?.MPI_ERROR = err;
+    Ok(())
+}
+
 pub(crate) unsafe fn MPI_Status_set_cancelled(
     status: *mut MPI_Status,
     flag: c_int,
