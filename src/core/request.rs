@@ -48,6 +48,19 @@ impl Status {
         set_bytes(out, self.bytes);
         out.MPI_internal[2] = self.cancelled as i32;
     }
+
+    /// Reads a C status (as a generalized request's `query_fn` filled it), with `error` as
+    /// the error of the operation.
+    #[inline]
+    pub fn from_c(st: &MPI_Status, error: i32) -> Status {
+        Status {
+            source: st.MPI_SOURCE,
+            tag: st.MPI_TAG,
+            error,
+            bytes: get_bytes(st),
+            cancelled: st.MPI_internal[2] != 0,
+        }
+    }
 }
 
 /// Stores a byte count in a C status.
@@ -106,6 +119,9 @@ pub enum ReqKind {
     Recv,
     /// A request created complete (e.g. `MPI_Ibsend` after the copy).
     Done,
+    /// A generalized request (`MPI_Grequest_start`): complete once the user calls
+    /// `MPI_Grequest_complete`; its callbacks are in `Extra::grequest`.
+    Generalized,
 }
 
 /// Rarely used request state, kept out of line so the common request stays small.
@@ -134,6 +150,24 @@ pub struct Extra {
     pub iov: Vec<[u64; 2]>,
     /// Partitioned request (`MPI_Psend_init` / `MPI_Precv_init`): its state (`core::part`).
     pub part: Option<Box<crate::core::part::Part>>,
+    /// Generalized request (`MPI_Grequest_start`): its callbacks, taken out (`None`) once the
+    /// request was handed over to be freed, so that they run only once.
+    pub grequest: Option<Grequest>,
+}
+
+/// The user callbacks of a generalized request (`MPI_Grequest_start`): C function addresses
+/// (0 for a NULL pointer, which is skipped) and the user's `extra_state`. They are only ever
+/// called outside the runtime lock (`abi::imp::grequest`), since they may call MPI.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grequest {
+    /// `MPI_Grequest_query_function *`: fills the status on completion.
+    pub query: usize,
+    /// `MPI_Grequest_free_function *`: called once when the request is freed.
+    pub free: usize,
+    /// `MPI_Grequest_cancel_function *`: called by `MPI_Cancel`.
+    pub cancel: usize,
+    /// The `extra_state` argument passed to each callback.
+    pub extra_state: usize,
 }
 
 /// Bits of [`Request::flags`].
@@ -239,6 +273,12 @@ impl Request {
             flags: flag::ACTIVE | flag::DONE,
             ..Request::new(ReqKind::Send, 0)
         }
+    }
+
+    /// The callbacks of a generalized request, if this is one and they were not taken yet.
+    #[inline]
+    pub fn grequest(&self) -> Option<Grequest> {
+        self.extra.as_ref().and_then(|e| e.grequest)
     }
 
     /// The out-of-line state, created on first use.

@@ -1,5 +1,6 @@
 //! Point-to-point communication: the C functions.
 
+use super::grequest::{self, Taken};
 use super::util::{count, out};
 use crate::abi::consts::*;
 use crate::abi::entry::{self, Code, ErrObj};
@@ -1115,25 +1116,47 @@ fn ready(rt: &Runtime, rid: u32) -> bool {
     r.done() || !r.active()
 }
 
+/// A request completed by a wait or test: its position in the call's array, status,
+/// communicator, and for a generalized request its callbacks, which [`grequest::settle`] runs
+/// once the runtime lock is released.
+type Fin = (usize, Status, u32, Option<Taken>);
+
 /// Completes request `rid` for the user: returns its status, frees it (writing
-/// `MPI_REQUEST_NULL` into `slot`) or, for a persistent request, makes it inactive.
+/// `MPI_REQUEST_NULL` into `slot`) or, for a persistent request, makes it inactive. A
+/// generalized request is handed back instead (its callbacks taken out of it), for
+/// [`grequest::settle`] to query, free and release outside the lock.
 #[inline(always)]
-fn finish(rt: &mut Runtime, rid: u32, slot: &mut MPI_Request) -> (Status, u32) {
+fn finish(rt: &mut Runtime, rid: u32, slot: &mut MPI_Request) -> (Status, u32, Option<Taken>) {
     if rid == DONE_SEND {
         *slot = MPI_REQUEST_NULL as MPI_Request;
-        return (Status::EMPTY, 0);
+        return (Status::EMPTY, 0, None);
     }
     let r = rt.reqs.get_mut(rid).expect("live request");
     let st = if r.active() { r.status } else { Status::EMPTY };
     let comm = r.comm;
+    let mut taken = None;
     if r.persistent() {
         r.set_active(false);
         r.set_done(true);
+    } else if r.kind == ReqKind::Generalized {
+        taken = r
+            .extra
+            .as_mut()
+            .and_then(|e| e.grequest.take())
+            .map(|g| (rid, g));
+        *slot = MPI_REQUEST_NULL as MPI_Request;
     } else {
         rt.reqs.free(rid);
         *slot = MPI_REQUEST_NULL as MPI_Request;
     }
-    (st, comm)
+    (st, comm, taken)
+}
+
+/// [`grequest::settle`] for every request completed by a multi-completion call.
+fn settle_all(fins: Vec<Fin>) -> Vec<(usize, Status, u32)> {
+    fins.into_iter()
+        .map(|(i, st, comm, taken)| (i, grequest::settle(st, taken), comm))
+        .collect()
 }
 
 pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> MpiResult<()> {
@@ -1151,7 +1174,9 @@ pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status
         return Ok(());
     }
     let rid = runtime::with(|rt| request_index(rt, *slot))?;
-    let (st, comm) = runtime::wait_for(|rt| Ok(ready(rt, rid).then(|| finish(rt, rid, slot))))?;
+    let (st, comm, taken) =
+        runtime::wait_for(|rt| Ok(ready(rt, rid).then(|| finish(rt, rid, slot))))?;
+    let st = grequest::settle(st, taken);
     write_status(status, &st);
     if st.error != MPI_SUCCESS {
         return Err(runtime::with(|rt| Ok(status_error(rt, comm, &st)))?);
@@ -1183,7 +1208,8 @@ pub(crate) unsafe fn MPI_Test(
             *flag = 0;
             crate::platform::wait::poll_found_nothing();
         }
-        Some((st, comm)) => {
+        Some((st, comm, taken)) => {
+            let st = grequest::settle(st, taken);
             *flag = 1;
             write_status(status, &st);
             if st.error != MPI_SUCCESS {
@@ -1313,30 +1339,16 @@ unsafe fn waitall_slow(
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
     let reqs = req_slice(count, array_of_requests)?;
-    let failed = runtime::wait_for(|rt| complete_all(rt, reqs, array_of_statuses))?;
-    match failed {
-        None => Ok(()),
-        Some(comm) => {
-            let handle = runtime::with(|rt| Ok(rt.comm_handle(comm)))?;
-            Err(MpiError::new(
-                MPI_ERR_IN_STATUS,
-                "one or more operations failed: see the MPI_ERROR field of their statuses",
-            )
-            .on(ErrObj::Comm(handle)))
-        }
-    }
+    let fins = runtime::wait_for(|rt| complete_all(rt, reqs))?;
+    // SAFETY: the status array is null or has an entry per request.
+    unsafe { report_all(&settle_all(fins), array_of_statuses, &[]) }
 }
 
 /// Completes every request of `reqs` if all are complete (null and inactive ones count as
-/// complete), writing their statuses; `None` (keep waiting) otherwise. On success returns the
-/// communicator of the first failed operation, if any (then every status carries `MPI_ERROR`).
+/// complete) and returns them all, null ones with the empty status; `None` (keep waiting)
+/// otherwise.
 #[inline(always)]
-unsafe fn complete_all(
-    rt: &mut Runtime,
-    reqs: &mut [MPI_Request],
-    statuses: *mut MPI_Status,
-) -> MpiResult<Option<Option<u32>>> {
-    let mut failed = None;
+fn complete_all(rt: &mut Runtime, reqs: &mut [MPI_Request]) -> MpiResult<Option<Vec<Fin>>> {
     for &h in reqs.iter() {
         if h as usize == MPI_REQUEST_NULL {
             continue;
@@ -1349,23 +1361,18 @@ unsafe fn complete_all(
         if !r.done() {
             return Ok(None);
         }
-        if r.status.error != MPI_SUCCESS && failed.is_none() {
-            failed = Some(r.comm);
-        }
     }
-    let with_error = failed.is_some();
+    let mut fins = Vec::with_capacity(reqs.len());
     for (i, h) in reqs.iter_mut().enumerate() {
-        let st = if *h as usize == MPI_REQUEST_NULL {
-            Status::EMPTY
+        if *h as usize == MPI_REQUEST_NULL {
+            fins.push((i, Status::EMPTY, 0, None));
         } else {
             let rid = request_index(rt, *h)?;
-            finish(rt, rid, h).0
-        };
-        if let Some(s) = status_at(statuses, i) {
-            st.write(s, with_error);
+            let (st, comm, taken) = finish(rt, rid, h);
+            fins.push((i, st, comm, taken));
         }
     }
-    Ok(Some(failed))
+    Ok(Some(fins))
 }
 
 pub(crate) unsafe fn MPI_Testall(
@@ -1387,11 +1394,11 @@ pub(crate) unsafe fn MPI_Testall(
             }
         }
         for (i, id) in ids.iter().enumerate() {
-            let (st, comm) = match id {
+            let (st, comm, taken) = match id {
                 Some(r) => finish(rt, *r, &mut reqs[i]),
-                None => (Status::EMPTY, 0),
+                None => (Status::EMPTY, 0, None),
             };
-            done.push((i, st, comm));
+            done.push((i, st, comm, taken));
         }
         Ok(true)
     })?;
@@ -1399,14 +1406,11 @@ pub(crate) unsafe fn MPI_Testall(
     if !all {
         crate::platform::wait::poll_found_nothing();
     }
-    report_all(&done, array_of_statuses, &[])
+    report_all(&settle_all(done), array_of_statuses, &[])
 }
 
 /// One pass of Waitany/Testany: the index of a completed active request, completing it.
-fn any_pass(
-    rt: &mut Runtime,
-    reqs: &mut [MPI_Request],
-) -> MpiResult<Option<Option<(usize, Status, u32)>>> {
+fn any_pass(rt: &mut Runtime, reqs: &mut [MPI_Request]) -> MpiResult<Option<Option<Fin>>> {
     let ids = resolve_all(rt, reqs)?;
     let mut active = false;
     for (i, id) in ids.iter().enumerate() {
@@ -1417,11 +1421,16 @@ fn any_pass(
         }
         active = true;
         if req.done() {
-            let (st, comm) = finish(rt, r, &mut reqs[i]);
-            return Ok(Some(Some((i, st, comm))));
+            let (st, comm, taken) = finish(rt, r, &mut reqs[i]);
+            return Ok(Some(Some((i, st, comm, taken))));
         }
     }
     Ok(if active { None } else { Some(None) })
+}
+
+/// [`grequest::settle`] for the request completed by Waitany/Testany.
+fn settle_one((i, st, comm, taken): Fin) -> (usize, Status, u32) {
+    (i, grequest::settle(st, taken), comm)
 }
 
 unsafe fn report_one(
@@ -1455,7 +1464,7 @@ pub(crate) unsafe fn MPI_Waitany(
 ) -> MpiResult<()> {
     let reqs = req_slice(count, array_of_requests)?;
     let got = runtime::wait_for(|rt| any_pass(rt, reqs))?;
-    report_one(index, status, got)
+    report_one(index, status, got.map(settle_one))
 }
 
 pub(crate) unsafe fn MPI_Testany(
@@ -1483,16 +1492,13 @@ pub(crate) unsafe fn MPI_Testany(
         }
         Some(got) => {
             *flag = 1;
-            report_one(index, status, got)
+            report_one(index, status, got.map(settle_one))
         }
     }
 }
 
 /// One pass of Waitsome/Testsome: completes every finished active request.
-fn some_pass(
-    rt: &mut Runtime,
-    reqs: &mut [MPI_Request],
-) -> MpiResult<Option<Vec<(usize, Status, u32)>>> {
+fn some_pass(rt: &mut Runtime, reqs: &mut [MPI_Request]) -> MpiResult<Option<Vec<Fin>>> {
     let ids = resolve_all(rt, reqs)?;
     let mut active = false;
     let mut got = Vec::new();
@@ -1504,8 +1510,8 @@ fn some_pass(
         }
         active = true;
         if req.done() {
-            let (st, comm) = finish(rt, r, &mut reqs[i]);
-            got.push((i, st, comm));
+            let (st, comm, taken) = finish(rt, r, &mut reqs[i]);
+            got.push((i, st, comm, taken));
         }
     }
     Ok(if !active || !got.is_empty() {
@@ -1547,7 +1553,7 @@ pub(crate) unsafe fn MPI_Waitsome(
     array_of_statuses: *mut MPI_Status,
 ) -> MpiResult<()> {
     let reqs = req_slice(incount, array_of_requests)?;
-    let got = runtime::wait_for(|rt| some_pass(rt, reqs))?;
+    let got = settle_all(runtime::wait_for(|rt| some_pass(rt, reqs))?);
     let active_any = !got.is_empty();
     // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
     // standard requires (see the module documentation); the callee checks NULLs.
@@ -1584,6 +1590,7 @@ pub(crate) unsafe fn MPI_Testsome(
             Ok(())
         }
         Some(got) => {
+            let got = settle_all(got);
             let active_any = !got.is_empty();
             // SAFETY: the pointer arguments come from the C caller and are valid as the MPI
             // standard requires (see the module documentation); the callee checks NULLs.
@@ -1616,21 +1623,20 @@ pub(crate) unsafe fn MPI_Request_get_status(
         if !ready(rt, rid) {
             rt.progress()?;
         }
-        let r = rt.reqs.get(rid).unwrap();
-        Ok(if !r.active() {
-            Some(Status::EMPTY)
-        } else {
-            r.done().then_some(r.status)
-        })
+        peek_status(rt, request)
     })?;
     match st {
         None => {
             *flag = 0;
             crate::platform::wait::poll_found_nothing();
         }
-        Some(st) => {
+        Some(peek) => {
+            let (st, rc) = peeked(peek);
             *flag = 1;
             write_status(status, &st);
+            if rc != MPI_SUCCESS {
+                return Err(grequest::callback_error("query", rc));
+            }
         }
     }
     Ok(())
@@ -1638,7 +1644,7 @@ pub(crate) unsafe fn MPI_Request_get_status(
 
 pub(crate) unsafe fn MPI_Request_free(request: *mut MPI_Request) -> MpiResult<()> {
     let slot = out(request, "request")?;
-    runtime::with(|rt| {
+    let taken = runtime::with(|rt| {
         let rid = request_index(rt, *slot)?;
         if crate::core::part::busy(rt, rid) {
             return fail(
@@ -1649,20 +1655,34 @@ pub(crate) unsafe fn MPI_Request_free(request: *mut MPI_Request) -> MpiResult<()
         let r = rt.reqs.get_mut(rid).unwrap();
         if rid == DONE_SEND {
             // The shared complete send request stays.
+        } else if r.kind == ReqKind::Generalized && r.done() {
+            // Its free_fn runs in this call, outside the lock; the request goes after it.
+            return Ok(r
+                .extra
+                .as_mut()
+                .and_then(|e| e.grequest.take())
+                .map(|g| (rid, g)));
         } else if r.done() || !r.active() {
             rt.reqs.remove(rid);
         } else {
+            // A generalized request: MPI_Grequest_complete runs its free_fn.
             r.set_user_freed(true);
         }
-        Ok(())
+        Ok(None)
     })?;
     *slot = MPI_REQUEST_NULL as MPI_Request;
+    if let Some((rid, g)) = taken {
+        let rc = grequest::free_and_release(rid, &g);
+        if rc != MPI_SUCCESS {
+            return Err(grequest::callback_error("free", rc));
+        }
+    }
     Ok(())
 }
 
 pub(crate) unsafe fn MPI_Cancel(request: *mut MPI_Request) -> MpiResult<()> {
     let slot = out(request, "request")?;
-    runtime::with(|rt| {
+    let greq = runtime::with(|rt| {
         let rid = request_index(rt, *slot)?;
         if crate::core::part::busy(rt, rid) {
             return fail(
@@ -1671,6 +1691,10 @@ pub(crate) unsafe fn MPI_Cancel(request: *mut MPI_Request) -> MpiResult<()> {
             );
         }
         let r = rt.reqs.get(rid).unwrap();
+        if let Some(g) = r.grequest() {
+            // Its cancel_fn runs outside the lock, told whether MPI_Grequest_complete came.
+            return Ok(Some((g, r.done())));
+        }
         // A receive is posted on the VCI of its messages, which for a communicator spread
         // over the VCIs need not be its request's.
         if r.kind == ReqKind::Recv
@@ -1686,8 +1710,15 @@ pub(crate) unsafe fn MPI_Cancel(request: *mut MPI_Request) -> MpiResult<()> {
         }
         // Sends that were handed to the transport cannot be recalled: they complete normally
         // and MPI_Test_cancelled reports false, which the standard allows.
-        Ok(())
-    })
+        Ok(None)
+    })?;
+    if let Some((g, complete)) = greq {
+        let rc = grequest::cancel(&g, complete);
+        if rc != MPI_SUCCESS {
+            return Err(grequest::callback_error("cancel", rc));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) unsafe fn MPI_Test_cancelled(
@@ -2485,18 +2516,35 @@ pub(crate) unsafe fn MPI_Status_get_error(
     Ok(())
 }
 
+/// Status of a complete request seen without completing it; for a generalized request its
+/// callbacks instead, whose `query_fn` gives the status ([`peeked`], outside the lock).
+type Peek = (Status, Option<request::Grequest>);
+
 /// Status of request `h` without completing it: `None` while it is pending.
-fn peek_status(rt: &Runtime, h: MPI_Request) -> MpiResult<Option<Status>> {
+fn peek_status(rt: &Runtime, h: MPI_Request) -> MpiResult<Option<Peek>> {
     if h as usize == MPI_REQUEST_NULL {
-        return Ok(Some(Status::EMPTY));
+        return Ok(Some((Status::EMPTY, None)));
     }
     let rid = request_index(rt, h)?;
     let r = rt.reqs.get(rid).unwrap();
     Ok(if !r.active() {
-        Some(Status::EMPTY)
+        Some((Status::EMPTY, None))
     } else {
-        r.done().then_some(r.status)
+        r.done().then(|| (r.status, r.grequest()))
     })
+}
+
+/// The status of a [`Peek`] and the return code of the callback that made it: a generalized
+/// request's `query_fn` runs (outside the runtime lock; its code is also the status's error)
+/// and the request stays as it is; other requests give their status and `MPI_SUCCESS`.
+fn peeked((st, g): Peek) -> (Status, c_int) {
+    match g {
+        Some(g) => {
+            let st = grequest::query(&g);
+            (st, st.error)
+        }
+        None => (st, MPI_SUCCESS),
+    }
 }
 
 pub(crate) unsafe fn MPI_Request_get_status_any(
@@ -2523,8 +2571,8 @@ pub(crate) unsafe fn MPI_Request_get_status_any(
                 continue;
             }
             any_active = true;
-            if let Some(st) = peek_status(rt, h)? {
-                return Ok(Some(Some((i, st))));
+            if let Some(peek) = peek_status(rt, h)? {
+                return Ok(Some(Some((i, peek))));
             }
         }
         Ok(if any_active { None } else { Some(None) })
@@ -2539,10 +2587,14 @@ pub(crate) unsafe fn MPI_Request_get_status_any(
             *index = MPI_UNDEFINED;
             write_status(status, &Status::EMPTY);
         }
-        Some(Some((i, st))) => {
+        Some(Some((i, peek))) => {
+            let (st, rc) = peeked(peek);
             *flag = 1;
             *index = i as c_int;
             write_status(status, &st);
+            if rc != MPI_SUCCESS {
+                return Err(grequest::callback_error("query", rc));
+            }
         }
     }
     Ok(())
@@ -2560,19 +2612,27 @@ pub(crate) unsafe fn MPI_Request_get_status_all(
         rt.progress()?;
         reqs.iter()
             .map(|&h| peek_status(rt, h))
-            .collect::<MpiResult<Option<Vec<Status>>>>()
+            .collect::<MpiResult<Option<Vec<Peek>>>>()
     })?;
     match all {
         None => {
             *flag = 0;
             crate::platform::wait::poll_found_nothing();
         }
-        Some(sts) => {
+        Some(peeks) => {
             *flag = 1;
-            for (i, st) in sts.iter().enumerate() {
+            let mut failed = MPI_SUCCESS;
+            for (i, peek) in peeks.into_iter().enumerate() {
+                let (st, rc) = peeked(peek);
+                if failed == MPI_SUCCESS {
+                    failed = rc;
+                }
                 if let Some(s) = status_at(array_of_statuses, i) {
                     st.write(s, false);
                 }
+            }
+            if failed != MPI_SUCCESS {
+                return Err(grequest::callback_error("query", failed));
             }
         }
     }
@@ -2603,8 +2663,8 @@ pub(crate) unsafe fn MPI_Request_get_status_some(
                 continue;
             }
             any_active = true;
-            if let Some(st) = peek_status(rt, h)? {
-                got.push((i, st));
+            if let Some(peek) = peek_status(rt, h)? {
+                got.push((i, peek));
             }
         }
         Ok((any_active, got))
@@ -2614,14 +2674,22 @@ pub(crate) unsafe fn MPI_Request_get_status_some(
         return Ok(());
     }
     *outcount = got.len() as c_int;
-    for (k, (i, st)) in got.iter().enumerate() {
+    let mut failed = MPI_SUCCESS;
+    for (k, (i, peek)) in got.into_iter().enumerate() {
+        let (st, rc) = peeked(peek);
+        if failed == MPI_SUCCESS {
+            failed = rc;
+        }
         if !array_of_indices.is_null() {
             // SAFETY: the index array holds `incount` entries and k < incount.
-            unsafe { *array_of_indices.add(k) = *i as c_int };
+            unsafe { *array_of_indices.add(k) = i as c_int };
         }
         if let Some(s) = status_at(array_of_statuses, k) {
             st.write(s, false);
         }
+    }
+    if failed != MPI_SUCCESS {
+        return Err(grequest::callback_error("query", failed));
     }
     Ok(())
 }
