@@ -1283,6 +1283,22 @@ mod tests {
     }
 
     #[test]
+    fn generalized_requests_stay_off_the_fast_paths() {
+        // MPI_Grequest_start makes such a request; only the general path runs its callbacks.
+        let mut g = Request::new(ReqKind::Generalized, 0);
+        g.extra().grequest = Some(crate::core::request::Grequest {
+            query: 0,
+            free: 0,
+            cancel: 0,
+            extra_state: 0,
+        });
+        assert!(!plain_recv(&g));
+        assert!(!finishable(&g), "incomplete");
+        g.set_done(true);
+        assert!(!finishable(&g), "complete");
+    }
+
+    #[test]
     fn deliver_truncates_and_reports() {
         let mut out = [0u8; 4];
         let mut r = Request::new(ReqKind::Recv, 0);

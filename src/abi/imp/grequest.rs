@@ -207,8 +207,8 @@ mod tests {
     fn query_fills_status_and_null_callbacks_are_skipped() {
         let mut calls = 0i32;
         let g = Grequest {
-            query: q as usize,
-            free: f as usize,
+            query: q as QueryFn as usize,
+            free: f as FreeFn as usize,
             cancel: 0,
             extra_state: &mut calls as *mut i32 as usize,
         };
