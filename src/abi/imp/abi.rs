@@ -117,3 +117,24 @@ conversions! {
     MPI_File_toint, MPI_File_fromint, MPI_File, MPI_FILE_NULL, 0usize, none;
     MPI_Session_toint, MPI_Session_fromint, MPI_Session, MPI_SESSION_NULL, 0usize, none;
 }
+
+/// `MPI_Abi_get_info`: a new info object with the sizes, in bytes, of the ABI's integer types
+/// (`mpi_aint_size`, `mpi_count_size`, `mpi_offset_size`).
+pub(crate) unsafe fn MPI_Abi_get_info(info: *mut MPI_Info) -> MpiResult<()> {
+    let slot = out(info, "info")?;
+    let mut i = crate::core::info::Info::default();
+    i.set(
+        "mpi_aint_size",
+        &std::mem::size_of::<MPI_Aint>().to_string(),
+    );
+    i.set(
+        "mpi_count_size",
+        &std::mem::size_of::<MPI_Count>().to_string(),
+    );
+    i.set(
+        "mpi_offset_size",
+        &std::mem::size_of::<MPI_Offset>().to_string(),
+    );
+    *slot = crate::core::info::create(i)? as MPI_Info;
+    Ok(())
+}

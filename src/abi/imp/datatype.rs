@@ -1679,3 +1679,35 @@ pub(crate) unsafe fn MPI_Pack_external_size_c(
     *out(size, "size")? = b as MPI_Count;
     Ok(())
 }
+
+/// The predefined value-index pair type of `MPI_MINLOC` / `MPI_MAXLOC` for a value type and an
+/// index type (MPI-4.1 section 6.9.4), if the standard names one.
+fn value_index_pair(value: usize, index: usize) -> Option<usize> {
+    Some(match (value, index) {
+        (MPI_FLOAT, MPI_INT) => MPI_FLOAT_INT,
+        (MPI_DOUBLE, MPI_INT) => MPI_DOUBLE_INT,
+        (MPI_LONG, MPI_INT) => MPI_LONG_INT,
+        (MPI_INT, MPI_INT) => MPI_2INT,
+        (MPI_SHORT, MPI_INT) => MPI_SHORT_INT,
+        (MPI_LONG_DOUBLE, MPI_INT) => MPI_LONG_DOUBLE_INT,
+        (MPI_REAL, MPI_REAL) => MPI_2REAL,
+        (MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION) => MPI_2DOUBLE_PRECISION,
+        (MPI_INTEGER, MPI_INTEGER) => MPI_2INTEGER,
+        _ => return None,
+    })
+}
+
+pub(crate) unsafe fn MPI_Type_get_value_index(
+    value_type: MPI_Datatype,
+    index_type: MPI_Datatype,
+    pair_type: *mut MPI_Datatype,
+) -> MpiResult<()> {
+    let slot = out(pair_type, "pair_type")?;
+    // Both must be valid datatypes (MPI_ERR_TYPE otherwise); any other pair has no
+    // predefined type and gives MPI_DATATYPE_NULL.
+    with_type(value_type, |_| ())?;
+    with_type(index_type, |_| ())?;
+    let pair = value_index_pair(value_type as usize, index_type as usize);
+    *slot = pair.unwrap_or(MPI_DATATYPE_NULL) as MPI_Datatype;
+    Ok(())
+}
