@@ -1,7 +1,8 @@
 /* comm_world_self: MPI_Comm_rank / MPI_Comm_size on MPI_COMM_WORLD and MPI_COMM_SELF.
  * WORLD: 0 <= rank < size, every rank held by exactly one process (checked by sending each
  * rank to rank 0), the size agrees everywhere.  SELF: size 1, rank 0.  MPI_COMM_NULL is an
- * invalid communicator: MPI_ERR_COMM. */
+ * invalid communicator: MPI_ERR_COMM.  A process started by the launcher (not spawned) has
+ * no parent: MPI_Comm_get_parent gives MPI_COMM_NULL. */
 #include "mtest.h"
 
 int main(int argc, char **argv)
@@ -57,5 +58,9 @@ int main(int argc, char **argv)
     CHECK_CLASS(rc, MPI_ERR_COMM, "MPI_Comm_rank(MPI_COMM_NULL)");
     rc = MPI_Comm_size(MPI_COMM_NULL, &x);
     CHECK_CLASS(rc, MPI_ERR_COMM, "MPI_Comm_size(MPI_COMM_NULL)");
+    MPI_Comm parent = MPI_COMM_SELF;
+    rc = MPI_Comm_get_parent(&parent);
+    CHECK_RC(rc, "MPI_Comm_get_parent");
+    CHECK(parent == MPI_COMM_NULL, "MPI_Comm_get_parent of a launched process is not MPI_COMM_NULL");
     return MTest_Finalize(0);
 }

@@ -479,3 +479,13 @@ pub(crate) unsafe fn MPI_Intercomm_merge(
     let h = comm_build::intercomm_merge(intercomm as usize, high != 0)?;
     set_comm(newintracomm, Some(h))
 }
+
+/// `MPI_Comm_get_parent`: `MPI_COMM_NULL`, since hympi starts no process with
+/// `MPI_Comm_spawn` (dynamic process creation is not implemented), so no process has a
+/// parent. Requires an initialised runtime, like every communicator query.
+pub(crate) unsafe fn MPI_Comm_get_parent(parent: *mut MPI_Comm) -> MpiResult<()> {
+    let slot = out(parent, "parent")?;
+    runtime::with(|_| Ok(()))?;
+    *slot = MPI_COMM_NULL as MPI_Comm;
+    Ok(())
+}
