@@ -361,6 +361,20 @@ fn count(i: usize) {
     STATS[i].fetch_add(1, StdOrdering::Relaxed);
 }
 
+/// The model's counters, in the order sends queued, receives queued, descriptors run by the
+/// slow path, lock misses that waited for the lock, descriptors parked for the slow path
+/// (also `MPI_T` performance variables).
+pub fn counts() -> [usize; 5] {
+    let g = |i: usize| STATS[i].load(StdOrdering::Relaxed);
+    [
+        g(ST_SEND),
+        g(ST_RECV),
+        g(ST_SLOW),
+        g(ST_WAITED),
+        g(ST_PARKED),
+    ]
+}
+
 /// The `HYMPI_STATS` line of the model.
 pub fn stats_line(rank: i32) -> String {
     let g = |i: usize| STATS[i].load(StdOrdering::Relaxed);

@@ -252,6 +252,17 @@ pub fn help() -> bool {
     }
 }
 
+/// The stealing counters of this process: stealable copies, chunks copied, and chunks
+/// copied by waiting threads (what `HYMPI_STATS=1` prints; also `MPI_T` performance
+/// variables).
+pub fn counts() -> (usize, usize, usize) {
+    (
+        JOBS.load(Ordering::Relaxed),
+        CHUNKS.load(Ordering::Relaxed),
+        CHUNKS_BY_WAITERS.load(Ordering::Relaxed),
+    )
+}
+
 /// The `HYMPI_STATS=1` line of this process.
 pub fn stats_line(rank: i32) -> String {
     let chunks = CHUNKS.load(Ordering::Relaxed);

@@ -856,20 +856,32 @@ pub fn thread_model() -> ThreadModel {
     static M: std::sync::OnceLock<ThreadModel> = std::sync::OnceLock::new();
     *M.get_or_init(|| {
         let name = crate::platform::config::text("HYMPI_THREAD_MODEL");
-        match name.trim() {
-            "global" => ThreadModel::Global,
-            "vci" | "" => ThreadModel::Vci,
-            "lockq" => ThreadModel::Lockq,
-            "csync" => ThreadModel::Csync,
-            "offload" => ThreadModel::Offload,
-            other => {
-                eprintln!(
-                    "hympi: HYMPI_THREAD_MODEL={other} is not available (implemented: global, vci, lockq, csync, offload); using vci"
-                );
-                ThreadModel::Vci
-            }
-        }
+        parse_thread_model(&name).unwrap_or_else(|| {
+            eprintln!(
+                "hympi: HYMPI_THREAD_MODEL={} is not available (implemented: global, vci, lockq, csync, offload); using vci",
+                name.trim()
+            );
+            ThreadModel::Vci
+        })
     })
+}
+
+/// The thread models by name, the default first (also the items of the `MPI_T` enumeration
+/// of `HYMPI_THREAD_MODEL`, `crate::core::tool`).
+pub const THREAD_MODELS: [(&str, ThreadModel); 5] = [
+    ("vci", ThreadModel::Vci),
+    ("global", ThreadModel::Global),
+    ("lockq", ThreadModel::Lockq),
+    ("csync", ThreadModel::Csync),
+    ("offload", ThreadModel::Offload),
+];
+
+/// The model a `HYMPI_THREAD_MODEL` value names (empty: the default), or `None`.
+pub fn parse_thread_model(name: &str) -> Option<ThreadModel> {
+    match name.trim() {
+        "" => Some(ThreadModel::Vci),
+        n => THREAD_MODELS.iter().find(|m| m.0 == n).map(|m| m.1),
+    }
 }
 
 /// Number of VCIs for a process at thread level MULTIPLE (`multiple`) or below:

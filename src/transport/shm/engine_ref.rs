@@ -46,6 +46,11 @@ pub fn set_lane_count(n: usize) {
     LANE_COUNT.store(n.clamp(1, MAX_LANES), Ordering::Relaxed);
 }
 
+/// The number of lanes in use (1 before `MPI_Init` chose it).
+pub fn lane_count() -> usize {
+    LANE_COUNT.load(Ordering::Relaxed)
+}
+
 /// The lane of the messages of wire context `ctx`.
 #[inline(always)]
 pub fn lane_of(ctx: u32) -> usize {
