@@ -27,6 +27,7 @@ pub mod spread;
 pub mod steal;
 pub mod stream;
 pub mod team;
+pub mod tool;
 pub mod topo;
 pub mod vci;
 pub mod vci_lock;

@@ -58,3 +58,6 @@ mod coll_reduce;
 pub(crate) use coll_reduce::*;
 mod coll_move;
 pub(crate) use coll_move::*;
+
+mod tool;
+pub(crate) use tool::*;

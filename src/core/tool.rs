@@ -1,0 +1,778 @@
+//! The MPI tool information interface (`MPI_T_*`, MPI-4.1 chapter 15.3): the variable
+//! tables and the state of tool handles and sessions. The C functions are in
+//! `crate::abi::imp::tool`.
+//!
+//! - Control variables: one per knob of [`crate::platform::config::KNOBS`], named like the
+//!   environment variable (the pseudo-knob `HYMPI_<COLL>_ALGORITHM` becomes one variable per
+//!   collective, `HYMPI_BCAST_ALGORITHM`, ...). Every knob is read once at start-up (or, for
+//!   `HYMPI_STATS`, from the unchanging environment at `MPI_Finalize`), so every variable has
+//!   scope `MPI_T_SCOPE_CONSTANT` and cannot be written; its value is the effective setting:
+//!   the environment value, else the default. Integer knobs are `MPI_INT`, others `MPI_CHAR`,
+//!   `HYMPI_THREAD_MODEL` is an `MPI_INT` with an enumeration of the models.
+//! - Performance variables: counters the library keeps anyway (stealing, the `lockq` and
+//!   `csync` thread models: what `HYMPI_STATS=1` prints) and two sizes (VCIs, transport
+//!   lanes); all per process, read-only and continuous, `MPI_UNSIGNED_LONG_LONG`. A counter
+//!   reads as its growth since the handle was allocated (its class's starting value is 0).
+//! - Categories: a root `hympi` holding `transport`, `threads`, `stealing`, `collectives`.
+//! - No events; one source (the process clock of `MPI_Wtime`).
+//!
+//! The tables are built once and never change (`MPI_T_category_changed` stays 0); handles
+//! and sessions live in one mutex-protected table, emptied when the last `MPI_T_finalize`
+//! pairs the first `MPI_T_init_thread`.
+
+use crate::abi::consts::*;
+use crate::platform::config::KNOBS;
+use parking_lot::Mutex;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// An `MPI_T_ERR_*` code (or another MPI return code) of a failed tool call.
+pub type TErr = i32;
+
+/// The result of a tool call's body.
+pub type TResult<T> = Result<T, TErr>;
+
+/// What a control variable holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CvarKind {
+    /// An `MPI_INT` (a plain integer knob).
+    Int,
+    /// An `MPI_CHAR` string.
+    Text,
+    /// An `MPI_INT` whose values are the items of enumeration `.0` of [`Tables::enums`].
+    Enum(usize),
+}
+
+/// The value of a control variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CvarValue {
+    /// An integer (`MPI_INT`).
+    Int(i32),
+    /// A string (`MPI_CHAR`, without its NUL).
+    Text(String),
+}
+
+/// One control variable.
+#[derive(Debug)]
+pub struct Cvar {
+    /// Name (the environment variable).
+    pub name: String,
+    /// Description.
+    pub desc: String,
+    /// `MPI_T_VERBOSITY_*`.
+    pub verbosity: i32,
+    /// Type of the value.
+    pub kind: CvarKind,
+    /// Default (as text).
+    pub default: &'static str,
+}
+
+impl Cvar {
+    /// The `MPI_Datatype` (raw handle) of the value.
+    pub fn datatype(&self) -> usize {
+        match self.kind {
+            CvarKind::Text => MPI_CHAR,
+            CvarKind::Int | CvarKind::Enum(_) => MPI_INT,
+        }
+    }
+
+    /// The effective setting: the environment value, else the default.
+    pub fn value(&self) -> CvarValue {
+        let text = || std::env::var(&self.name).unwrap_or_else(|_| self.default.to_string());
+        match self.kind {
+            CvarKind::Text => CvarValue::Text(text()),
+            CvarKind::Int => {
+                let v = std::env::var(&self.name)
+                    .ok()
+                    .and_then(|v| v.trim().parse::<i64>().ok())
+                    .or_else(|| self.default.parse().ok())
+                    .unwrap_or(0);
+                CvarValue::Int(v.clamp(i32::MIN as i64, i32::MAX as i64) as i32)
+            }
+            CvarKind::Enum(_) => {
+                // Unknown names fall back to the default model, as at `MPI_Init`.
+                let m = crate::core::vci::parse_thread_model(&text());
+                let i = crate::core::vci::THREAD_MODELS
+                    .iter()
+                    .position(|x| Some(x.1) == m)
+                    .unwrap_or(0);
+                CvarValue::Int(i as i32)
+            }
+        }
+    }
+
+    /// Number of elements of the value: 1 for integers, the buffer length (NUL included) of
+    /// the current string.
+    pub fn count(&self) -> i32 {
+        match self.value() {
+            CvarValue::Int(_) => 1,
+            CvarValue::Text(t) => i32::try_from(t.len() + 1).unwrap_or(i32::MAX),
+        }
+    }
+}
+
+/// Where a performance variable's value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Source {
+    /// `crate::core::steal::counts`, element `.0`.
+    Steal(usize),
+    /// `crate::core::lockq::counts`, element `.0`.
+    Lockq(usize),
+    /// `Pool::combining_counts`, element `.0` (0: operations run for others, 1: hand-ons).
+    Csync(usize),
+    /// Number of VCIs (0 before `MPI_Init`).
+    Vcis,
+    /// Number of lanes of the node transport.
+    Lanes,
+}
+
+/// One performance variable.
+#[derive(Debug)]
+pub struct Pvar {
+    /// Name.
+    pub name: &'static str,
+    /// Description.
+    pub desc: &'static str,
+    /// `MPI_T_PVAR_CLASS_*`.
+    pub class: i32,
+    /// `MPI_T_VERBOSITY_*`.
+    pub verbosity: i32,
+    source: Source,
+}
+
+impl Pvar {
+    /// The current value of the underlying counter or size.
+    pub fn current(&self) -> u64 {
+        let v = match self.source {
+            Source::Steal(i) => {
+                let (a, b, c) = crate::core::steal::counts();
+                [a, b, c][i]
+            }
+            Source::Lockq(i) => crate::core::lockq::counts()[i],
+            Source::Csync(i) => crate::core::vci::pool()
+                .map(|p| {
+                    let (a, b) = p.combining_counts();
+                    [a, b][i]
+                })
+                .unwrap_or(0),
+            Source::Vcis => crate::core::vci::pool().map(|p| p.len()).unwrap_or(0),
+            Source::Lanes => crate::transport::shm::engine_ref::lane_count(),
+        };
+        v as u64
+    }
+
+    /// Whether the value is a counter (read relative to the handle's allocation).
+    pub fn is_counter(&self) -> bool {
+        self.class == MPI_T_PVAR_CLASS_COUNTER
+    }
+}
+
+/// One category.
+#[derive(Debug)]
+pub struct Category {
+    /// Name.
+    pub name: &'static str,
+    /// Description.
+    pub desc: &'static str,
+    /// Control variables in it (indices).
+    pub cvars: Vec<i32>,
+    /// Performance variables in it (indices).
+    pub pvars: Vec<i32>,
+    /// Categories in it (indices).
+    pub categories: Vec<i32>,
+}
+
+/// One enumeration.
+#[derive(Debug)]
+pub struct Enumeration {
+    /// Name.
+    pub name: &'static str,
+    /// Items: value and name.
+    pub items: Vec<(i32, &'static str)>,
+}
+
+/// Every variable, category and enumeration (built once, immutable).
+#[derive(Debug)]
+pub struct Tables {
+    /// Control variables, by index.
+    pub cvars: Vec<Cvar>,
+    /// Performance variables, by index.
+    pub pvars: Vec<Pvar>,
+    /// Categories, by index.
+    pub categories: Vec<Category>,
+    /// Enumerations, by index.
+    pub enums: Vec<Enumeration>,
+}
+
+const CAT_ROOT: usize = 0;
+const CAT_TRANSPORT: usize = 1;
+const CAT_THREADS: usize = 2;
+const CAT_STEALING: usize = 3;
+const CAT_COLL: usize = 4;
+
+const USER_BASIC: i32 = MPI_T_VERBOSITY_USER_BASIC;
+const TUNER_BASIC: i32 = MPI_T_VERBOSITY_TUNER_BASIC;
+const TUNER_DETAIL: i32 = MPI_T_VERBOSITY_TUNER_DETAIL;
+
+/// Category and verbosity of every knob of `config::KNOBS` (a unit test checks that none is
+/// missing).
+const PLACES: &[(&str, usize, i32)] = &[
+    ("HYMPI_CMA", CAT_TRANSPORT, USER_BASIC),
+    ("HYMPI_EAGER_MAX", CAT_TRANSPORT, TUNER_BASIC),
+    ("HYMPI_SHM_CELLS", CAT_TRANSPORT, TUNER_DETAIL),
+    ("HYMPI_SHM_LANES", CAT_TRANSPORT, TUNER_DETAIL),
+    ("HYMPI_SHM_CELL_SIZE", CAT_TRANSPORT, TUNER_DETAIL),
+    ("HYMPI_CMA_SPLIT_MIN", CAT_TRANSPORT, TUNER_DETAIL),
+    ("HYMPI_STREAM_MAX", CAT_TRANSPORT, TUNER_BASIC),
+    ("HYMPI_DT_IOV_MIN", CAT_TRANSPORT, TUNER_DETAIL),
+    ("HYMPI_THREAD_MODEL", CAT_THREADS, USER_BASIC),
+    ("HYMPI_NUM_VCIS", CAT_THREADS, TUNER_BASIC),
+    ("HYMPI_STEAL", CAT_STEALING, USER_BASIC),
+    ("HYMPI_STEAL_MIN", CAT_STEALING, TUNER_BASIC),
+    ("HYMPI_STEAL_CHUNK", CAT_STEALING, TUNER_DETAIL),
+    ("HYMPI_STATS", CAT_STEALING, USER_BASIC),
+    ("HYMPI_ASYNC_PROGRESS", CAT_THREADS, USER_BASIC),
+    ("HYMPI_COLL_TUNING_FILE", CAT_COLL, TUNER_BASIC),
+    (COLL_PSEUDO, CAT_COLL, TUNER_BASIC),
+    ("HYMPI_SPIN", CAT_THREADS, TUNER_DETAIL),
+];
+
+/// The knob that stands for one variable per collective.
+const COLL_PSEUDO: &str = "HYMPI_<COLL>_ALGORITHM";
+
+fn place_of(name: &str) -> (usize, i32) {
+    PLACES
+        .iter()
+        .find(|p| p.0 == name)
+        .map(|p| (p.1, p.2))
+        .unwrap_or((CAT_ROOT, TUNER_DETAIL))
+}
+
+/// The performance variables: (name, class, verbosity, category, source, description).
+const PVARS: &[(&str, i32, i32, usize, Source, &str)] = &[
+    ("steal_copies", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_STEALING, Source::Steal(0),
+     "large receives made into stealable chunked copies (HYMPI_STEAL)"),
+    ("steal_chunks", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_STEALING, Source::Steal(1),
+     "chunks of stealable copies copied"),
+    ("steal_chunks_by_waiters", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_STEALING, Source::Steal(2),
+     "chunks of stealable copies copied by threads waiting inside MPI (outside the progress engine)"),
+    ("lockq_sends_queued", MPI_T_PVAR_CLASS_COUNTER, TUNER_DETAIL, CAT_THREADS, Source::Lockq(0),
+     "lockq thread model: nonblocking sends queued for the VCI lock holder"),
+    ("lockq_recvs_queued", MPI_T_PVAR_CLASS_COUNTER, TUNER_DETAIL, CAT_THREADS, Source::Lockq(1),
+     "lockq thread model: nonblocking receives queued for the VCI lock holder"),
+    ("lockq_slow_path_runs", MPI_T_PVAR_CLASS_COUNTER, TUNER_DETAIL, CAT_THREADS, Source::Lockq(2),
+     "lockq thread model: queued operations run by the slow path"),
+    ("lockq_lock_waits", MPI_T_PVAR_CLASS_COUNTER, TUNER_DETAIL, CAT_THREADS, Source::Lockq(3),
+     "lockq thread model: lock misses that waited for the lock"),
+    ("lockq_parked", MPI_T_PVAR_CLASS_COUNTER, TUNER_DETAIL, CAT_THREADS, Source::Lockq(4),
+     "lockq thread model: operations parked for the slow path"),
+    ("csync_combined_ops", MPI_T_PVAR_CLASS_COUNTER, TUNER_DETAIL, CAT_THREADS, Source::Csync(0),
+     "csync thread model: operations a combiner ran for another thread"),
+    ("csync_handoffs", MPI_T_PVAR_CLASS_COUNTER, TUNER_DETAIL, CAT_THREADS, Source::Csync(1),
+     "csync thread model: hand-ons of the combiner role"),
+    ("vci_count", MPI_T_PVAR_CLASS_SIZE, TUNER_BASIC, CAT_THREADS, Source::Vcis,
+     "VCIs (locks, request tables and matching queues) of this process; 0 before MPI_Init"),
+    ("shm_lanes", MPI_T_PVAR_CLASS_SIZE, TUNER_BASIC, CAT_TRANSPORT, Source::Lanes,
+     "lanes of the shared-memory transport in use"),
+];
+
+const CATEGORIES: [(&str, &str); 5] = [
+    ("hympi", "all of hympi's variables, by subsystem"),
+    ("transport", "shared-memory transport: cells, eager/rendezvous thresholds, single-copy (CMA) transfers, lanes"),
+    ("threads", "MPI_THREAD_MULTIPLE: thread-safety model, VCIs, waiting, asynchronous progress"),
+    ("stealing", "parallel copies of large receives by threads waiting inside MPI"),
+    ("collectives", "selection of collective algorithms"),
+];
+
+fn build() -> Tables {
+    let mut enums = Vec::new();
+    let mut cvars = Vec::new();
+    let mut cat_cvars: Vec<Vec<i32>> = vec![Vec::new(); CATEGORIES.len()];
+    let mut push = |cvars: &mut Vec<Cvar>, cvar: Cvar, cat: usize| {
+        cat_cvars[cat].push(cvars.len() as i32);
+        cvars.push(cvar);
+    };
+    for k in KNOBS {
+        let (cat, verbosity) = place_of(k.name);
+        if k.name == COLL_PSEUDO {
+            for c in crate::coll::tuning::COLLS {
+                let desc = format!(
+                    "forces the algorithm of MPI_{}{} (auto: the tuning tables choose; names in docs/collectives.md)",
+                    c.name()[..1].to_uppercase(),
+                    &c.name()[1..]
+                );
+                let cvar = Cvar {
+                    name: c.env_var().to_string(),
+                    desc,
+                    verbosity,
+                    kind: CvarKind::Text,
+                    default: k.default,
+                };
+                push(&mut cvars, cvar, cat);
+            }
+            continue;
+        }
+        let kind = if k.name == "HYMPI_THREAD_MODEL" {
+            enums.push(Enumeration {
+                name: "hympi_thread_model",
+                items: crate::core::vci::THREAD_MODELS
+                    .iter()
+                    .enumerate()
+                    .map(|(i, m)| (i as i32, m.0))
+                    .collect(),
+            });
+            CvarKind::Enum(enums.len() - 1)
+        } else if k.default.parse::<i64>().is_ok() {
+            CvarKind::Int
+        } else {
+            CvarKind::Text
+        };
+        let cvar = Cvar {
+            name: k.name.to_string(),
+            desc: k.doc.to_string(),
+            verbosity,
+            kind,
+            default: k.default,
+        };
+        push(&mut cvars, cvar, cat);
+    }
+    let mut cat_pvars: Vec<Vec<i32>> = vec![Vec::new(); CATEGORIES.len()];
+    let pvars = PVARS
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, class, verbosity, cat, source, desc))| {
+            cat_pvars[cat].push(i as i32);
+            Pvar {
+                name,
+                desc,
+                class,
+                verbosity,
+                source,
+            }
+        })
+        .collect();
+    let categories = CATEGORIES
+        .iter()
+        .enumerate()
+        .map(|(i, &(name, desc))| Category {
+            name,
+            desc,
+            cvars: std::mem::take(&mut cat_cvars[i]),
+            pvars: std::mem::take(&mut cat_pvars[i]),
+            categories: if i == CAT_ROOT {
+                (1..CATEGORIES.len() as i32).collect()
+            } else {
+                Vec::new()
+            },
+        })
+        .collect();
+    Tables {
+        cvars,
+        pvars,
+        categories,
+        enums,
+    }
+}
+
+/// The tables.
+pub fn tables() -> &'static Tables {
+    static T: OnceLock<Tables> = OnceLock::new();
+    T.get_or_init(build)
+}
+
+impl Tables {
+    /// Index of the control variable `name`.
+    pub fn cvar_index(&self, name: &str) -> Option<usize> {
+        self.cvars.iter().position(|c| c.name == name)
+    }
+
+    /// Index of the performance variable `name` of class `class`.
+    pub fn pvar_index(&self, name: &str, class: i32) -> Option<usize> {
+        self.pvars
+            .iter()
+            .position(|p| p.name == name && p.class == class)
+    }
+
+    /// Index of the category `name`.
+    pub fn category_index(&self, name: &str) -> Option<usize> {
+        self.categories.iter().position(|c| c.name == name)
+    }
+
+    /// The control variable at a C index.
+    pub fn cvar(&self, index: i32) -> TResult<&Cvar> {
+        at(&self.cvars, index)
+    }
+
+    /// The performance variable at a C index.
+    pub fn pvar(&self, index: i32) -> TResult<&Pvar> {
+        at(&self.pvars, index)
+    }
+
+    /// The category at a C index.
+    pub fn category(&self, index: i32) -> TResult<&Category> {
+        at(&self.categories, index)
+    }
+
+    /// The enumeration of an `MPI_T_enum` handle value.
+    pub fn enumeration(&self, handle: usize) -> TResult<&Enumeration> {
+        if handle & 0xf != TAG_ENUM || handle == 0 {
+            return Err(MPI_T_ERR_INVALID_HANDLE);
+        }
+        (handle >> 4)
+            .checked_sub(1)
+            .and_then(|i| self.enums.get(i))
+            .ok_or(MPI_T_ERR_INVALID_HANDLE)
+    }
+}
+
+fn at<T>(v: &[T], index: i32) -> TResult<&T> {
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| v.get(i))
+        .ok_or(MPI_T_ERR_INVALID_INDEX)
+}
+
+/// Low bits of handle values, one per kind (never 0, and a value of 1 is never a handle:
+/// it is `MPI_T_PVAR_ALL_HANDLES`).
+const TAG_ENUM: usize = 0x7;
+const TAG_CVAR: usize = 0x3;
+const TAG_SESSION: usize = 0x5;
+const TAG_PVAR: usize = 0x9;
+
+/// The `MPI_T_enum` handle of enumeration `i`.
+pub fn enum_handle(i: usize) -> usize {
+    ((i + 1) << 4) | TAG_ENUM
+}
+
+fn encode(id: u64, tag: usize) -> usize {
+    ((id as usize) << 4) | tag
+}
+
+fn decode(h: usize, tag: usize) -> Option<u64> {
+    (h & 0xf == tag && h >> 4 != 0).then_some((h >> 4) as u64)
+}
+
+/// How an `MPI_T` string of `len` bytes is returned into a buffer of `cap` bytes (`cap` is
+/// the in-out length argument, `buf_null` whether the buffer is NULL): `Some(n)` copies the
+/// first `n` bytes followed by a NUL, `None` writes nothing; the length argument becomes the
+/// string's length plus one either way (MPI-4.1 15.3.3: truncated to `cap - 1` characters,
+/// nothing written for a NULL buffer or a length of 0).
+pub fn string_plan(len: usize, cap: i32, buf_null: bool) -> (Option<usize>, i32) {
+    let full = i32::try_from(len + 1).unwrap_or(i32::MAX);
+    if buf_null || cap <= 0 {
+        return (None, full);
+    }
+    (Some(len.min(cap as usize - 1)), full)
+}
+
+/// A performance variable bound to a session.
+#[derive(Debug, Clone, Copy)]
+pub struct PvarHandle {
+    /// The variable's index.
+    pub pvar: usize,
+    /// A counter's value at allocation (its reads are relative to it).
+    pub baseline: u64,
+}
+
+/// Handles and sessions of the tool interface.
+#[derive(Debug)]
+pub struct State {
+    /// `MPI_T_init_thread` calls not yet paired by `MPI_T_finalize`.
+    nesting: u32,
+    /// Next handle or session id (never reused: a stale handle stays invalid).
+    next: u64,
+    /// Control-variable handles: id -> (variable, count at allocation).
+    cvar_handles: BTreeMap<u64, (usize, i32)>,
+    /// Sessions: id -> their performance-variable handles by id.
+    sessions: BTreeMap<u64, BTreeMap<u64, PvarHandle>>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    nesting: 0,
+    next: 1,
+    cvar_handles: BTreeMap::new(),
+    sessions: BTreeMap::new(),
+});
+
+/// `MPI_T_init_thread`: one more nesting level.
+pub fn init() {
+    let mut s = STATE.lock();
+    s.nesting += 1;
+    drop(s);
+    let _ = tables();
+}
+
+/// `MPI_T_finalize`: one level less; the last one frees every handle and session.
+pub fn finalize() -> TResult<()> {
+    let mut s = STATE.lock();
+    if s.nesting == 0 {
+        return Err(MPI_T_ERR_NOT_INITIALIZED);
+    }
+    s.nesting -= 1;
+    if s.nesting == 0 {
+        s.cvar_handles.clear();
+        s.sessions.clear();
+    }
+    Ok(())
+}
+
+/// Runs `f` on the state when the interface is initialized, else `MPI_T_ERR_NOT_INITIALIZED`.
+pub fn with<R>(f: impl FnOnce(&mut State) -> TResult<R>) -> TResult<R> {
+    let mut s = STATE.lock();
+    if s.nesting == 0 {
+        return Err(MPI_T_ERR_NOT_INITIALIZED);
+    }
+    f(&mut s)
+}
+
+/// `MPI_T_ERR_NOT_INITIALIZED` unless the interface is initialized.
+pub fn check_init() -> TResult<()> {
+    with(|_| Ok(()))
+}
+
+impl State {
+    fn new_id(&mut self) -> u64 {
+        let id = self.next;
+        self.next += 1;
+        id
+    }
+
+    /// A new handle for control variable `cvar` whose value has `count` elements.
+    pub fn cvar_alloc(&mut self, cvar: usize, count: i32) -> usize {
+        let id = self.new_id();
+        self.cvar_handles.insert(id, (cvar, count));
+        encode(id, TAG_CVAR)
+    }
+
+    /// The variable and count of a control-variable handle.
+    pub fn cvar_handle(&self, h: usize) -> TResult<(usize, i32)> {
+        decode(h, TAG_CVAR)
+            .and_then(|id| self.cvar_handles.get(&id).copied())
+            .ok_or(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    /// Frees a control-variable handle.
+    pub fn cvar_free(&mut self, h: usize) -> TResult<()> {
+        decode(h, TAG_CVAR)
+            .and_then(|id| self.cvar_handles.remove(&id))
+            .map(|_| ())
+            .ok_or(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    /// A new, empty session.
+    pub fn session_create(&mut self) -> usize {
+        let id = self.new_id();
+        self.sessions.insert(id, BTreeMap::new());
+        encode(id, TAG_SESSION)
+    }
+
+    /// Frees a session and its handles.
+    pub fn session_free(&mut self, h: usize) -> TResult<()> {
+        decode(h, TAG_SESSION)
+            .and_then(|id| self.sessions.remove(&id))
+            .map(|_| ())
+            .ok_or(MPI_T_ERR_INVALID_SESSION)
+    }
+
+    /// The handles of a session.
+    pub fn session(&mut self, h: usize) -> TResult<&mut BTreeMap<u64, PvarHandle>> {
+        decode(h, TAG_SESSION)
+            .and_then(|id| self.sessions.get_mut(&id))
+            .ok_or(MPI_T_ERR_INVALID_SESSION)
+    }
+
+    /// A new handle for performance variable `pvar` in session `session`.
+    pub fn pvar_alloc(&mut self, session: usize, pvar: usize) -> TResult<usize> {
+        self.session(session)?;
+        let id = self.new_id();
+        let p = &tables().pvars[pvar];
+        let baseline = if p.is_counter() { p.current() } else { 0 };
+        self.session(session)?
+            .insert(id, PvarHandle { pvar, baseline });
+        Ok(encode(id, TAG_PVAR))
+    }
+
+    /// A performance-variable handle of a session (`MPI_T_ERR_INVALID_SESSION` for a bad
+    /// session, `MPI_T_ERR_INVALID_HANDLE` for a handle not in it).
+    pub fn pvar_handle(&mut self, session: usize, h: usize) -> TResult<PvarHandle> {
+        let s = self.session(session)?;
+        decode(h, TAG_PVAR)
+            .and_then(|id| s.get(&id).copied())
+            .ok_or(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    /// Frees a performance-variable handle of a session.
+    pub fn pvar_free(&mut self, session: usize, h: usize) -> TResult<()> {
+        let s = self.session(session)?;
+        decode(h, TAG_PVAR)
+            .and_then(|id| s.remove(&id))
+            .map(|_| ())
+            .ok_or(MPI_T_ERR_INVALID_HANDLE)
+    }
+}
+
+/// The value a performance-variable handle reads now.
+pub fn pvar_value(h: &PvarHandle) -> u64 {
+    let p = &tables().pvars[h.pvar];
+    let v = p.current();
+    if p.is_counter() {
+        v.saturating_sub(h.baseline)
+    } else {
+        v
+    }
+}
+
+/// Nanoseconds of `CLOCK_MONOTONIC`, the clock of `MPI_Wtime` (the ticks of the one event
+/// source).
+pub fn timestamp_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as i64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as i64)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_knob_has_a_place_and_a_variable() {
+        let t = tables();
+        for k in KNOBS {
+            assert!(
+                PLACES.iter().any(|p| p.0 == k.name),
+                "{} has no category",
+                k.name
+            );
+            if k.name != COLL_PSEUDO {
+                assert!(t.cvar_index(k.name).is_some(), "{}", k.name);
+            }
+        }
+        assert_eq!(
+            t.cvars.len(),
+            KNOBS.len() - 1 + crate::coll::tuning::COLLS.len()
+        );
+        // Every variable is in exactly one category; subcategories of the root only.
+        let mut seen = vec![0; t.cvars.len()];
+        for c in &t.categories {
+            for &i in &c.cvars {
+                seen[i as usize] += 1;
+            }
+        }
+        assert!(seen.iter().all(|&n| n == 1));
+        let pv: usize = t.categories.iter().map(|c| c.pvars.len()).sum();
+        assert_eq!(pv, t.pvars.len());
+        assert_eq!(t.categories[CAT_ROOT].categories, vec![1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn lookups_by_name_and_index() {
+        let t = tables();
+        let i = t.cvar_index("HYMPI_EAGER_MAX").unwrap();
+        assert_eq!(t.cvar(i as i32).unwrap().name, "HYMPI_EAGER_MAX");
+        assert_eq!(t.cvar(i as i32).unwrap().kind, CvarKind::Int);
+        assert_eq!(t.cvar(i as i32).unwrap().datatype(), MPI_INT);
+        let b = t.cvar_index("HYMPI_BCAST_ALGORITHM").unwrap();
+        assert_eq!(t.cvars[b].kind, CvarKind::Text);
+        assert_eq!(t.cvars[b].datatype(), MPI_CHAR);
+        assert!(t.cvar_index("HYMPI_<COLL>_ALGORITHM").is_none());
+        assert!(t.cvar_index("HYMPI_NOPE").is_none());
+        assert_eq!(t.cvar(-1).unwrap_err(), MPI_T_ERR_INVALID_INDEX);
+        assert_eq!(
+            t.cvar(t.cvars.len() as i32).unwrap_err(),
+            MPI_T_ERR_INVALID_INDEX
+        );
+        let p = t
+            .pvar_index("steal_chunks", MPI_T_PVAR_CLASS_COUNTER)
+            .unwrap();
+        assert_eq!(t.pvars[p].name, "steal_chunks");
+        assert!(t
+            .pvar_index("steal_chunks", MPI_T_PVAR_CLASS_SIZE)
+            .is_none());
+        assert_eq!(t.category_index("stealing"), Some(CAT_STEALING));
+        assert!(t.categories[CAT_STEALING].pvars.contains(&(p as i32)));
+        assert!(t.category_index("nope").is_none());
+    }
+
+    #[test]
+    fn thread_model_is_an_enumeration() {
+        let t = tables();
+        let c = &t.cvars[t.cvar_index("HYMPI_THREAD_MODEL").unwrap()];
+        let CvarKind::Enum(e) = c.kind else {
+            panic!("not an enum")
+        };
+        let h = enum_handle(e);
+        let en = t.enumeration(h).unwrap();
+        assert_eq!(en.items[0], (0, "vci"));
+        assert_eq!(en.items.len(), 5);
+        assert_eq!(t.enumeration(0).unwrap_err(), MPI_T_ERR_INVALID_HANDLE);
+        assert_eq!(
+            t.enumeration(enum_handle(99)).unwrap_err(),
+            MPI_T_ERR_INVALID_HANDLE
+        );
+        assert_eq!(t.enumeration(h + 1).unwrap_err(), MPI_T_ERR_INVALID_HANDLE);
+    }
+
+    #[test]
+    fn string_truncation_follows_the_standard() {
+        // "abcd": 4 bytes, length returned 5.
+        assert_eq!(string_plan(4, 10, false), (Some(4), 5));
+        assert_eq!(string_plan(4, 5, false), (Some(4), 5));
+        assert_eq!(string_plan(4, 4, false), (Some(3), 5));
+        assert_eq!(string_plan(4, 1, false), (Some(0), 5));
+        assert_eq!(string_plan(4, 0, false), (None, 5));
+        assert_eq!(string_plan(4, -3, false), (None, 5));
+        assert_eq!(string_plan(4, 10, true), (None, 5));
+        assert_eq!(string_plan(0, 1, false), (Some(0), 1));
+    }
+
+    #[test]
+    fn handles_of_each_kind_are_distinct_and_stale_ones_invalid() {
+        for tag in [TAG_ENUM, TAG_CVAR, TAG_SESSION, TAG_PVAR] {
+            assert_ne!(encode(1, tag), MPI_T_PVAR_ALL_HANDLES);
+            assert_ne!(encode(1, tag), 0);
+        }
+        assert_eq!(decode(encode(7, TAG_CVAR), TAG_CVAR), Some(7));
+        assert_eq!(decode(encode(7, TAG_CVAR), TAG_PVAR), None);
+        assert_eq!(decode(TAG_CVAR, TAG_CVAR), None);
+        let mut s = State {
+            nesting: 1,
+            next: 1,
+            cvar_handles: BTreeMap::new(),
+            sessions: BTreeMap::new(),
+        };
+        let h = s.cvar_alloc(0, 1);
+        assert_eq!(s.cvar_handle(h), Ok((0, 1)));
+        s.cvar_free(h).unwrap();
+        assert_eq!(s.cvar_handle(h), Err(MPI_T_ERR_INVALID_HANDLE));
+        let a = s.session_create();
+        let b = s.session_create();
+        let p = s.pvar_alloc(a, 0).unwrap();
+        assert!(s.pvar_handle(a, p).is_ok());
+        assert_eq!(s.pvar_handle(b, p).unwrap_err(), MPI_T_ERR_INVALID_HANDLE);
+        assert_eq!(s.pvar_handle(p, p).unwrap_err(), MPI_T_ERR_INVALID_SESSION);
+        s.session_free(a).unwrap();
+        assert_eq!(s.session_free(a), Err(MPI_T_ERR_INVALID_SESSION));
+        assert_eq!(s.pvar_handle(a, p).unwrap_err(), MPI_T_ERR_INVALID_SESSION);
+    }
+
+    #[test]
+    fn cvar_values_are_the_environment_else_the_default() {
+        let t = tables();
+        let c = &t.cvars[t.cvar_index("HYMPI_SHM_CELLS").unwrap()];
+        // Tests in this process do not set HYMPI_SHM_CELLS.
+        if std::env::var("HYMPI_SHM_CELLS").is_err() {
+            assert_eq!(c.value(), CvarValue::Int(64));
+        }
+        let c = &t.cvars[t.cvar_index("HYMPI_COLL_TUNING_FILE").unwrap()];
+        if std::env::var("HYMPI_COLL_TUNING_FILE").is_err() {
+            assert_eq!(c.value(), CvarValue::Text(String::new()));
+            assert_eq!(c.count(), 1);
+        }
+    }
+}
