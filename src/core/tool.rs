@@ -631,9 +631,10 @@ pub fn timestamp_ns() -> i64 {
     };
     // SAFETY: ts is a valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as i64)
+    // time_t and c_long are i64 on the 64-bit Linux targets hympi builds for.
+    ts.tv_sec
         .saturating_mul(1_000_000_000)
-        .saturating_add(ts.tv_nsec as i64)
+        .saturating_add(ts.tv_nsec)
 }
 
 #[cfg(all(test, not(loom)))]
