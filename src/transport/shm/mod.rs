@@ -990,51 +990,39 @@ mod tests {
 
     /// Two engines of one node, set up concurrently by two threads.
     fn pair() -> (ShmEngine, ShmEngine) {
-        let kvs = Arc::new(Mutex::new(HashMap::new()));
-        let barrier = Arc::new(Barrier::new(2));
-        let threads: Vec<_> = (0..2)
-            .map(|r| {
-                let mut boot = ThreadBoot {
-                    rank: r,
-                    kvs: kvs.clone(),
-                    barrier: barrier.clone(),
-                };
-                std::thread::spawn(move || {
-                    ShmEngine::setup(&mut boot, "testhost", r as u32, 2, 0)
-                        .map_err(|e| e.message().to_string())
-                })
-            })
-            .collect();
-        let mut engines: Vec<ShmEngine> = threads
-            .into_iter()
-            .map(|t| t.join().unwrap().unwrap())
-            .collect();
-        let b = engines.pop().unwrap();
-        (engines.pop().unwrap(), b)
+        pair_n(2)
     }
 
+    /// The first two engines of a node sized for `nlocal` local ranks (the ring size and
+    /// segment layout follow `nlocal`).
     fn pair_n(nlocal: u32) -> (ShmEngine, ShmEngine) {
+        let mut e = engines_n(2, nlocal);
+        let b = e.pop().unwrap();
+        (e.pop().unwrap(), b)
+    }
+
+    /// `k` engines (local ranks 0..k) of a node sized for `nlocal` local ranks, set up
+    /// concurrently by `k` threads.
+    fn engines_n(k: u32, nlocal: u32) -> Vec<ShmEngine> {
         let kvs = Arc::new(Mutex::new(HashMap::new()));
-        let barrier = Arc::new(Barrier::new(2));
-        let threads: Vec<_> = (0..2)
+        let barrier = Arc::new(Barrier::new(k as usize));
+        let threads: Vec<_> = (0..k)
             .map(|r| {
                 let mut boot = ThreadBoot {
-                    rank: r,
+                    rank: r as i32,
                     kvs: kvs.clone(),
                     barrier: barrier.clone(),
                 };
                 std::thread::spawn(move || {
-                    ShmEngine::setup(&mut boot, &format!("rvhost{nlocal}"), r as u32, nlocal, 0)
+                    ShmEngine::setup(&mut boot, &format!("testhost{k}-{nlocal}"), r, nlocal, 0)
                         .map_err(|e| e.message().to_string())
                 })
             })
             .collect();
-        let mut e: Vec<ShmEngine> = threads
+        threads
             .into_iter()
             .map(|t| t.join().unwrap().unwrap())
-            .collect();
-        let b = e.pop().unwrap();
-        (e.pop().unwrap(), b)
+            .collect()
     }
 
     /// A random mix of ring and queue sends, give-backs, slots held beyond a lap and
@@ -1130,28 +1118,6 @@ mod tests {
             );
             assert!(b.poll().is_none());
         }
-    }
-
-    fn engines_n(k: u32, nlocal: u32) -> Vec<ShmEngine> {
-        let kvs = Arc::new(Mutex::new(HashMap::new()));
-        let barrier = Arc::new(Barrier::new(k as usize));
-        let threads: Vec<_> = (0..k)
-            .map(|r| {
-                let mut boot = ThreadBoot {
-                    rank: r as i32,
-                    kvs: kvs.clone(),
-                    barrier: barrier.clone(),
-                };
-                std::thread::spawn(move || {
-                    ShmEngine::setup(&mut boot, &format!("rvc{k}-{nlocal}"), r, nlocal, 0)
-                        .map_err(|e| e.message().to_string())
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|t| t.join().unwrap().unwrap())
-            .collect()
     }
 
     /// Two concurrent senders and a receiver that holds and gives back messages: each
