@@ -108,6 +108,13 @@ pub(crate) fn deliver(r: &mut Request, env: &Envelope, data: *const u8, bytes: u
     r.set_done(true);
 }
 
+/// Whether `rank` is a rank of a communicator of `size` (>= 0) ranks: one unsigned compare.
+#[inline(always)]
+pub(crate) fn rank_in(rank: i32, size: i32) -> bool {
+    debug_assert!(size >= 0);
+    (rank as u32) < (size as u32)
+}
+
 #[inline(always)]
 fn rid_of(v: usize, index: u32) -> u32 {
     ((v as u32) << RID_VCI_SHIFT) | index
@@ -261,7 +268,7 @@ fn send_to_peer(
     pool: &Pool,
     locked: bool,
 ) -> Option<usize> {
-    if bytes > pool.eager_max || !(0..c.size).contains(&dest) {
+    if bytes > pool.eager_max || !rank_in(dest, c.size) {
         return None;
     }
     let local = *s
@@ -520,7 +527,7 @@ unsafe fn irecv_on(
     out: *mut MPI_Request,
 ) -> Option<(u32, usize)> {
     let c = s.comm_mru(comm)?;
-    if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
+    if !(rank_in(src, c.size) || src == MPI_ANY_SOURCE) {
         return None;
     }
     // Wildcards on a communicator spread by its assertions: the slow path (which reports
@@ -705,7 +712,7 @@ unsafe fn complete_all_delegated(
 }
 
 /// The body of [`complete_all`] on the state `s` of the requests' VCI: frees them all if
-/// each is finishable.
+/// each is finishable (with statuses to write; without, [`finish_each`]).
 ///
 /// # Safety
 /// As for [`complete_all`].
@@ -716,6 +723,9 @@ unsafe fn finish_all(
     statuses: *mut MPI_Status,
 ) -> bool {
     let special = |h: MPI_Request| h as usize == MPI_REQUEST_NULL || h as usize == DONE_SEND_HANDLE;
+    if statuses.is_null() {
+        return finish_each(s, reqs);
+    }
     // Indices decoded by the first pass (arrays up to KEEP requests; longer ones decode
     // again).
     const KEEP: usize = 8;
@@ -760,6 +770,33 @@ unsafe fn finish_all(
         } else {
             // SAFETY: forwarded from the caller.
             unsafe { write_status(statuses, i, &Status::EMPTY) };
+        }
+        *h = MPI_REQUEST_NULL as MPI_Request;
+    }
+    true
+}
+
+/// [`finish_all`] without statuses, in one pass: frees each request in turn while it is
+/// finishable. Every caller waits (`MPI_Wait`, `MPI_Waitall`), and a wait may complete some
+/// requests of an erroneous or unfinished call before it gives up (the slow path then takes
+/// the requests already set to `MPI_REQUEST_NULL` as complete, and no status is kept), so
+/// stopping half-way is correct. Whether it freed them all.
+#[inline(always)]
+fn finish_each(s: &mut VciState, reqs: &mut [MPI_Request]) -> bool {
+    for h in reqs.iter_mut() {
+        let handle = *h as usize;
+        if handle != MPI_REQUEST_NULL && handle != DONE_SEND_HANDLE {
+            // `None`: not plain, not complete, or the same request listed twice (freed just
+            // before): the slow path finishes or reports it.
+            let Some(index) = s.reqs.decode(handle) else {
+                return false;
+            };
+            if !s.reqs.get(index).is_some_and(finishable) {
+                return false;
+            }
+            // `finishable` checked that it owns no out-of-line state (`extra`, the only
+            // field with drop glue, is `None`).
+            s.reqs.free_plain(index, |_| true);
         }
         *h = MPI_REQUEST_NULL as MPI_Request;
     }
@@ -1040,7 +1077,7 @@ pub unsafe fn recv(
         let Some(c) = s.comm_mru(comm) else {
             return false;
         };
-        if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE)
+        if !(rank_in(src, c.size) || src == MPI_ANY_SOURCE)
             || ((src | tag) < 0 && crate::core::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0)
             || !s.matcher.posted.is_empty()
             || !s.matcher.unexpected.is_empty()
@@ -1296,6 +1333,56 @@ mod tests {
         assert!(!finishable(&g), "incomplete");
         g.set_done(true);
         assert!(!finishable(&g), "complete");
+    }
+
+    #[test]
+    fn finish_each_frees_complete_requests_and_stops_at_the_first_other() {
+        let mut s = VciState {
+            reqs: Slab::tagged(kind::REQUEST, 0),
+            matcher: Default::default(),
+            comms: Vec::new(),
+            peer_tables: Vec::new(),
+        };
+        let done = |kind| {
+            let mut r = Request::new(kind, 0);
+            r.set_done(true);
+            r
+        };
+        // Index 0 holds the shared complete send request (`DONE_SEND_HANDLE`).
+        let (_, shared) = s.reqs.insert_handle(done(ReqKind::Send)).unwrap();
+        assert_eq!(shared, DONE_SEND_HANDLE);
+        let (_, a) = s.reqs.insert_handle(done(ReqKind::Recv)).unwrap();
+        let (_, b) = s
+            .reqs
+            .insert_handle(Request::new(ReqKind::Recv, 0))
+            .unwrap();
+        let (ci, c) = s.reqs.insert_handle(done(ReqKind::Recv)).unwrap();
+        let null = MPI_REQUEST_NULL as MPI_Request;
+        let mut reqs = [
+            a as MPI_Request,
+            DONE_SEND_HANDLE as MPI_Request,
+            b as MPI_Request,
+            c as MPI_Request,
+            null,
+        ];
+        // `b` is not complete: those before it are finished, it and those after it stay.
+        assert!(!finish_each(&mut s, &mut reqs));
+        assert_eq!(reqs[..2], [null, null]);
+        assert_eq!(reqs[2..4], [b as MPI_Request, c as MPI_Request]);
+        assert_eq!(s.reqs.decode(a), None, "freed");
+        assert_eq!(s.reqs.decode(c), Some(ci), "untouched");
+        // The same request listed twice: the second entry is left to the slow path.
+        s.reqs
+            .get_mut(s.reqs.decode(b).unwrap())
+            .unwrap()
+            .set_done(true);
+        let mut twice = [b as MPI_Request, b as MPI_Request];
+        assert!(!finish_each(&mut s, &mut twice));
+        assert_eq!(twice, [null, b as MPI_Request]);
+        let mut rest = [c as MPI_Request, null, DONE_SEND_HANDLE as MPI_Request];
+        assert!(finish_each(&mut s, &mut rest));
+        assert_eq!(rest, [null; 3]);
+        assert_eq!(s.reqs.len(), 1, "the shared request stays");
     }
 
     #[test]

@@ -688,7 +688,7 @@ fn defer_recv(
     if pool.vci_of_msg(c.ctx, src, tag) != v {
         return waited(pool, v);
     }
-    if !((0..c.size).contains(&src) || src == MPI_ANY_SOURCE) {
+    if !(fastpath::rank_in(src, c.size) || src == MPI_ANY_SOURCE) {
         return Entry::Slow; // MPI_PROC_NULL or an error
     }
     if (src | tag) < 0 && crate::core::spread::mode(c.ctx / crate::core::comm::CONTEXTS_PER_ID) != 0
