@@ -130,7 +130,7 @@ pub struct ShmEngine {
 
 /// `Incoming::cell` values at and above this denote fastbox `slot` of the ring from local rank
 /// `src` as `FB_TAG + src * FB_SLOTS + slot` (see [`fb_cell`]).
-const FB_TAG: u32 = 0xffff_0000;
+const FB_TAG: u32 = 0xff00_0000;
 
 /// Ring messages [`ShmEngine::poll`] takes in a row before it looks at the receive queue
 /// first.

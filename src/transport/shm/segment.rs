@@ -137,14 +137,14 @@ pub const FB_PAYLOAD: usize = 472;
 
 /// Most fastboxes per (sender, receiver) pair: a ring the sender fills and the receiver
 /// empties in order.
-pub const FB_SLOTS: u32 = 8;
+pub const FB_SLOTS: u32 = 64;
 
-/// Fastboxes per pair on a node of `nlocal` ranks: [`FB_SLOTS`] up to 64 ranks, then halved
-/// as the node doubles (at least one), so that a rank's rings stay at 256 KiB per lane up to
-/// 512 ranks and grow linearly beyond, as a single mailbox per pair did.
+/// Fastboxes per pair on a node of `nlocal` ranks: [`FB_SLOTS`] up to 8 ranks, then halved
+/// as the node doubles (at least one: 8 at 64 ranks), so that a rank's rings stay at 256 KiB
+/// per lane up to 512 ranks and grow linearly beyond, as a single mailbox per pair did.
 pub fn fb_slots_for(nlocal: u32) -> u32 {
     let mut slots = FB_SLOTS;
-    let mut n = 64;
+    let mut n = 8;
     while nlocal > n && slots > 1 {
         slots /= 2;
         n *= 2;
@@ -509,7 +509,12 @@ mod tests {
     #[test]
     fn fastbox_rings_shrink_as_the_node_grows() {
         let want = [
-            (2, 8),
+            (2, 64),
+            (8, 64),
+            (9, 32),
+            (16, 32),
+            (17, 16),
+            (33, 8),
             (64, 8),
             (65, 4),
             (128, 4),
@@ -522,7 +527,7 @@ mod tests {
             assert_eq!(fb_slots_for(nlocal), slots, "{nlocal} local ranks");
         }
         // A rank's rings (one per sender) stay within 256 KiB per lane up to 512 ranks.
-        for nlocal in [2u32, 64, 100, 128, 256, 512] {
+        for nlocal in [2u32, 8, 9, 16, 33, 64, 100, 128, 256, 512] {
             let per_rank = nlocal as usize * fb_slots_for(nlocal) as usize * 512;
             assert!(per_rank <= 256 << 10, "{nlocal}: {per_rank}");
         }
