@@ -1032,6 +1032,8 @@ mod tests {
     fn random_ring_and_queue_mix_keeps_order_at_every_ring_size() {
         for (nlocal, wrap) in [
             (2u32, false),
+            (9, false),
+            (33, false),
             (65, false),
             (129, false),
             (300, false),
@@ -1282,16 +1284,22 @@ mod tests {
     /// releases them out of order.
     #[test]
     fn fastbox_ring_laps_and_held_slots_keep_order() {
-        let (mut a, mut b) = pair();
+        // The largest rings (two local ranks) and rings of 8 slots (33 local ranks).
+        for (nlocal, want) in [(2u32, FB_SLOTS), (33, 8)] {
+            laps_and_held_slots_keep_order(nlocal, want as i32);
+        }
+    }
+
+    fn laps_and_held_slots_keep_order(nlocal: u32, want: i32) {
+        let (mut a, mut b) = pair_n(nlocal);
         let small = [5u8; 8];
         let big = vec![6u8; 3000];
         let mut done = Vec::new();
         // An empty ring takes a whole burst of small messages.
         let slots = a.seg.fb_slots() as i32;
-        assert_eq!(
-            slots, FB_SLOTS as i32,
-            "two local ranks get the largest rings"
-        );
+        assert_eq!(slots, want, "{nlocal} local ranks");
+        // Held messages at most: more than a lap of the ring.
+        let hold = slots as usize + 4;
         for t in 0..slots {
             a.send_or_queue(msg(t, &small));
         }
@@ -1314,10 +1322,9 @@ mod tests {
             for _ in 0..(round % 5 + 1) {
                 let Some(m) = b.poll() else { break };
                 got.push(m.env.tag);
-                // Hold up to twelve messages (more than a lap of the ring), and give them
-                // back newest first.
+                // Hold up to `hold` messages, and give them back newest first.
                 held.push(m.cell);
-                if held.len() > 12 || round % 13 == 0 {
+                if held.len() > hold || round as usize % (hold + 1) == 0 {
                     while let Some(c) = held.pop() {
                         b.release(c);
                     }
@@ -1340,7 +1347,7 @@ mod tests {
         assert_eq!(
             got,
             (0..sent).collect::<Vec<_>>(),
-            "messages lost or reordered"
+            "{nlocal} local ranks: messages lost or reordered"
         );
         assert!(b.poll().is_none());
     }
