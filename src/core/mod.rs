@@ -5,6 +5,7 @@ pub mod bsend;
 pub mod comm;
 pub mod comm_build;
 pub mod context;
+pub mod copy_choice;
 pub mod csync;
 pub mod datatype;
 pub mod endpoints;

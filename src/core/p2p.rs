@@ -9,11 +9,13 @@
 use crate::abi::consts::*;
 use crate::core::bsend::{BsendBuffer, Space};
 use crate::core::comm::Comm;
+use crate::core::copy_choice::CopyKind;
 use crate::core::datatype::{Layout, TypeInfo};
 use crate::core::error::{fail, MpiResult};
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected, RTS_STREAM};
 use crate::core::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
 use crate::core::runtime::Runtime;
+use crate::core::tool::timestamp_ns;
 use crate::transport::shm::engine_ref::{self, EngineBox};
 use crate::transport::shm::segment::CellKind;
 use crate::transport::shm::{Incoming, Outgoing, ShmEngine};
@@ -698,9 +700,17 @@ impl Runtime {
         let n = (total as usize).min(r.cap);
         let steal = crate::core::steal::settings();
         let waiting = shm.peer_waiting(src_local);
-        // A waiting sender streams a message that fits its ring faster than CMA copies it.
-        let stream = waiting && n <= self.stream_max;
-        let split = shm.cma_enabled() && !stream && n >= self.split_min && waiting;
+        let cma = shm.cma_enabled();
+        // A waiting sender can stream its message; whether that beats a CMA copy depends on
+        // the machine, so it is measured (`core::copy_choice`) unless a limit was set.
+        let timed = waiting && cma && n > 0 && self.copy_choice.is_measured();
+        let kind = if timed {
+            self.copy_choice.start(n, timestamp_ns())
+        } else {
+            self.copy_choice.fixed_kind(n)
+        };
+        let stream = waiting && (!cma || kind == CopyKind::Stream);
+        let split = cma && !stream && n >= self.split_min && waiting;
         if !split
             && !stream
             && steal.on
@@ -735,6 +745,9 @@ impl Runtime {
                 cancelled: false,
             };
             crate::core::steal::publish(&job);
+            if timed {
+                self.copy_choice.abandon(n, timestamp_ns());
+            }
             self.copies.push(PendingCopy {
                 rid,
                 job,
@@ -774,11 +787,21 @@ impl Runtime {
             let e = r.extra();
             e.stream_total = addr;
             e.stream_got = src_local as u64;
+            e.timed_bytes = if timed { n as u64 } else { 0 };
             return;
         }
-        if shm.cma_enabled() && !stream {
+        if cma && !stream {
             // SAFETY: the receive buffer holds `cap` ≥ n bytes.
-            if unsafe { shm.cma_read(src_local, addr, r.buf, n) }.is_ok() {
+            let ok = unsafe { shm.cma_read(src_local, addr, r.buf, n) }.is_ok();
+            if timed {
+                // A failed read falls back to the stream below, which is not timed.
+                if ok {
+                    self.copy_choice.finish(n, timestamp_ns());
+                } else {
+                    self.copy_choice.abandon(n, timestamp_ns());
+                }
+            }
+            if ok {
                 r.status = Status {
                     source: env.src,
                     tag: env.tag,
@@ -804,6 +827,7 @@ impl Runtime {
         let e = r.extra();
         e.stream_total = total;
         e.stream_got = 0;
+        e.timed_bytes = if timed && stream { n as u64 } else { 0 };
         r.status = Status {
             source: env.src,
             tag: env.tag,
@@ -877,6 +901,7 @@ impl Runtime {
         let e = r.extra();
         e.stream_total = total;
         e.stream_got = 0;
+        e.timed_bytes = 0;
         r.status = Status {
             source: env.src,
             tag: env.tag,
@@ -1098,6 +1123,7 @@ impl Runtime {
                             r.status.error = MPI_ERR_OTHER;
                         }
                     }
+                    self.finish_timed_copy(rid);
                     self.complete(rid);
                 }
                 shm.send_or_queue(Outgoing::Reply {
@@ -1132,12 +1158,25 @@ impl Runtime {
                             r.status.error = MPI_ERR_TRUNCATE;
                         }
                         shm.release(m.cell);
+                        self.finish_timed_copy(rid);
                         self.complete(rid);
                         return;
                     }
                 }
                 shm.release(m.cell);
             }
+        }
+    }
+
+    /// Tells `copy_choice` that the timed copy of receive `rid` (if it is one) is done.
+    fn finish_timed_copy(&mut self, rid: u32) {
+        let Some(e) = self.reqs.get_mut(rid).and_then(|r| r.extra.as_mut()) else {
+            return;
+        };
+        if e.timed_bytes != 0 {
+            let n = e.timed_bytes as usize;
+            e.timed_bytes = 0;
+            self.copy_choice.finish(n, timestamp_ns());
         }
     }
 

@@ -135,6 +135,8 @@ pub struct Extra {
     pub stream_total: u64,
     /// Streamed rendezvous receive: bytes arrived so far.
     pub stream_got: u64,
+    /// Rendezvous receive timed by `Runtime::copy_choice`: its size as started (0: untimed).
+    pub timed_bytes: u64,
     /// Compound request: parts not yet complete.
     pub parts: u32,
     /// Receive of a datatype with holes: it lands packed in `scratch` and is spread to

@@ -14,6 +14,7 @@ use crate::core::attr::Keyvals;
 use crate::core::bsend::BsendBuffers;
 use crate::core::comm::{Comm, RankMap, CONTEXTS_PER_ID, SELF, WORLD};
 use crate::core::context::ContextPool;
+use crate::core::copy_choice::CopyChoice;
 use crate::core::errhandler::{Errh, UserErrh};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::group::Group;
@@ -62,9 +63,9 @@ pub struct Runtime {
     pub eager_max: usize,
     /// Smallest rendezvous copied by both ranks (`usize::MAX`: never).
     pub split_min: usize,
-    /// Largest contiguous rendezvous streamed through cells, rather than copied with CMA,
-    /// when the sender is waiting (0: never).
-    pub stream_max: usize,
+    /// How a contiguous rendezvous from a waiting node peer is copied (streamed through
+    /// cells or read with CMA), fixed by `HYMPI_STREAM_MAX` or measured.
+    pub copy_choice: crate::core::copy_choice::CopyChoice,
     /// Scratch list of send tokens completed by the transport.
     pub completions: Vec<u64>,
     /// Large receives being copied in stealable chunks (`core::steal`).
@@ -447,12 +448,12 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         Some(s) => (config::int("HYMPI_EAGER_MAX").max(0) as usize).min(s.payload_cap()),
         None => config::int("HYMPI_EAGER_MAX").max(0) as usize,
     };
-    // Auto: every size (measured faster than the CMA copies at every size here, loaded or
-    // not); a size limits it, 0 turns it off.
-    let stream_max = match (&shm, config::text("HYMPI_STREAM_MAX").trim()) {
-        (None, _) => 0,
-        (Some(_), "auto") => usize::MAX,
-        (Some(_), v) => v.parse().unwrap_or(0),
+    // Auto: measured per size class (`core::copy_choice`); a size fixes the limit, 0 turns
+    // streaming off.
+    let copy_choice = match (&shm, config::text("HYMPI_STREAM_MAX").trim()) {
+        (None, _) => CopyChoice::fixed(0),
+        (Some(_), "auto") => CopyChoice::measured(),
+        (Some(_), v) => CopyChoice::fixed(v.parse().unwrap_or(0)),
     };
 
     let mut comms = Slab::new(kind::COMM);
@@ -512,7 +513,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
             n if n <= 0 => usize::MAX,
             n => n as usize,
         },
-        stream_max,
+        copy_choice,
         completions: Vec::new(),
         copies: Vec::new(),
         processor_name: host,
@@ -564,6 +565,9 @@ pub fn finalize() -> MpiResult<()> {
     let rt = unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
     if crate::platform::config::int("HYMPI_STATS") != 0 {
         eprintln!("{}", crate::core::steal::stats_line(rt.world_rank));
+        if let Some(line) = rt.copy_choice.stats_line(rt.world_rank) {
+            eprintln!("{line}");
+        }
         if crate::core::lockq::on() {
             eprintln!("{}", crate::core::lockq::stats_line(rt.world_rank));
         }

@@ -230,6 +230,14 @@ impl ShmEngine {
                 })?;
             Segment::attach(&text, &geo).map_err(|e| err("mapping the node segment", e))?
         };
+        // Our cells, which we write, and on a small node the cells we read (shared memory
+        // pages are allocated by whichever process touches them first).
+        seg.prefault_cells_of(me, true);
+        if nlocal <= 8 {
+            for r in (0..nlocal).filter(|&r| r != me) {
+                seg.prefault_cells_of(r, false);
+            }
+        }
         // Publish our pid and a probe word for CMA.
         let probe = Box::new(0x5eed_0000_0000_0000u64 | me as u64);
         let slot = seg.slot(me);
