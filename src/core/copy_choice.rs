@@ -104,6 +104,15 @@ impl Class {
         }
     }
 
+    /// The kind the class prefers (the current one, unless it is being probed).
+    fn preferred(&self) -> CopyKind {
+        if self.probing {
+            self.current.other()
+        } else {
+            self.current
+        }
+    }
+
     /// Messages the current epoch runs.
     fn epoch_len(&self) -> u32 {
         if self.epochs == [0, 0] && !self.inherited {
@@ -266,24 +275,17 @@ impl CopyChoice {
 
     /// The copy of `bytes` that [`CopyChoice::start`] started has completed at `now_ns`.
     pub fn finish(&mut self, bytes: usize, now_ns: i64) {
-        if self.fixed.is_some() {
-            return;
-        }
-        let c = self.class(bytes);
-        if c.active == 0 {
-            return;
-        }
-        c.active -= 1;
-        c.bytes += bytes as u64;
-        c.done += 1;
-        if c.active == 0 {
-            c.busy_ns += now_ns - c.busy_since;
-        }
+        self.end(bytes, now_ns, true);
     }
 
     /// The copy of `bytes` that [`CopyChoice::start`] started went another way (it is not
     /// counted, but its busy time so far is).
     pub fn abandon(&mut self, bytes: usize, now_ns: i64) {
+        self.end(bytes, now_ns, false);
+    }
+
+    /// A started copy ends at `now_ns`; `counted`: its bytes go into the epoch's figure.
+    fn end(&mut self, bytes: usize, now_ns: i64, counted: bool) {
         if self.fixed.is_some() {
             return;
         }
@@ -292,6 +294,10 @@ impl CopyChoice {
             return;
         }
         c.active -= 1;
+        if counted {
+            c.bytes += bytes as u64;
+            c.done += 1;
+        }
         if c.active == 0 {
             c.busy_ns += now_ns - c.busy_since;
         }
@@ -318,11 +324,7 @@ impl CopyChoice {
                 est(CopyKind::Stream),
                 c.epochs[1],
                 est(CopyKind::Cma),
-                if c.probing {
-                    c.current.other()
-                } else {
-                    c.current
-                }
+                c.preferred()
             ));
         }
         (!parts.is_empty()).then(|| {
@@ -344,12 +346,7 @@ impl CopyChoice {
                 0.0
             }
         });
-        let preferred = if c.probing {
-            c.current.other()
-        } else {
-            c.current
-        };
-        (preferred, est)
+        (c.preferred(), est)
     }
 }
 

@@ -65,7 +65,7 @@ pub struct Runtime {
     pub split_min: usize,
     /// How a contiguous rendezvous from a waiting node peer is copied (streamed through
     /// cells or read with CMA), fixed by `HYMPI_STREAM_MAX` or measured.
-    pub copy_choice: crate::core::copy_choice::CopyChoice,
+    pub copy_choice: CopyChoice,
     /// Scratch list of send tokens completed by the transport.
     pub completions: Vec<u64>,
     /// Large receives being copied in stealable chunks (`core::steal`).

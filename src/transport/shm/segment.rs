@@ -417,7 +417,7 @@ impl Segment {
     }
 
     /// Maps in the pages of local rank `r`'s cells (which only `r` writes) for this process,
-    /// so that the first messages streamed through them do not pay a page fault per 4 KiB:
+    /// for writing (`write`, our own cells) or reading (a peer's), so that the first messages streamed through them do not pay a page fault per 4 KiB:
     /// on the measured VM a first touch costs several microseconds, which made the first
     /// megabyte streamed run at a fraction of its later speed. Best effort: a kernel without
     /// `MADV_POPULATE_WRITE` (before 5.14) leaves the pages to fault in on use.
@@ -430,8 +430,6 @@ impl Segment {
         if end <= first {
             return;
         }
-        const MADV_POPULATE_READ: i32 = 22;
-        const MADV_POPULATE_WRITE: i32 = 23;
         // SAFETY: [first, end) lies inside the mapping (page-aligned within rank r's cells);
         // populating pages changes no byte of the shared memory.
         unsafe {
@@ -439,9 +437,9 @@ impl Segment {
                 self.base.add(first).cast(),
                 end - first,
                 if write {
-                    MADV_POPULATE_WRITE
+                    libc::MADV_POPULATE_WRITE
                 } else {
-                    MADV_POPULATE_READ
+                    libc::MADV_POPULATE_READ
                 },
             )
         };
