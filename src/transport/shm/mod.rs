@@ -136,6 +136,15 @@ const FB_TAG: u32 = 0xff00_0000;
 /// first.
 const FB_STREAK: u32 = 16;
 
+/// How many slots ahead of the message it takes from a ring the receiver prefetches that
+/// ring (the lines the message just taken filled): a sender's burst then streams in while
+/// earlier messages are being matched, instead of each slot's lines coming from the sender's
+/// cache one after the other when polled. Measured on an Intel Xeon VM, one pair, windows of
+/// 64 messages: 8 B 14-15 M msg/s without, 20-21 M/s at 4-6 ahead (1 ahead was slower than
+/// none: it pulls the line the sender is writing); 32 / 128 / 256 B 9-14 / 10.4 / 9.4 M/s
+/// with the first line only, 24 / 23 / 14-15 M/s with all the message's lines.
+const FB_PREFETCH_AHEAD: u32 = 4;
+
 /// The `Incoming::cell` value of fastbox `slot` (an index in the ring, < `FB_SLOTS`) from
 /// local rank `src`.
 #[inline(always)]
@@ -733,6 +742,13 @@ impl ShmEngine {
         }
         self.recv_seq[src as usize] = f.seq.wrapping_add(1);
         self.fb_recv[src as usize] = slot.wrapping_add(1);
+        // Messages of a stream tend to have one size: the lines this one filled.
+        self.seg.prefetch_fastbox(
+            self.me,
+            src,
+            slot.wrapping_add(FB_PREFETCH_AHEAD),
+            f.len as usize,
+        );
         Some(Incoming {
             cell: fb_cell(src, self.seg.fb_index(slot)),
             kind: CellKind::from_u32(f.kind).unwrap_or(CellKind::Eager),

@@ -135,6 +135,9 @@ pub struct CellHdr {
 /// Payload bytes of a fastbox.
 pub const FB_PAYLOAD: usize = 472;
 
+/// Bytes of a fastbox before its payload.
+pub const FB_HEADER: usize = 512 - FB_PAYLOAD;
+
 /// Most fastboxes per (sender, receiver) pair: a ring the sender fills and the receiver
 /// empties in order.
 pub const FB_SLOTS: u32 = 64;
@@ -188,6 +191,7 @@ pub const CELL_HDR: usize = 64;
 const _: () = assert!(
     std::mem::size_of::<CellHdr>() <= CELL_HDR
         && std::mem::size_of::<Fastbox>() == 512
+        && std::mem::offset_of!(Fastbox, payload) == FB_HEADER
         && FB_SLOTS.is_power_of_two()
 );
 
@@ -414,6 +418,31 @@ impl Segment {
             self.base
                 .add(self.fb_off + i * std::mem::size_of::<Fastbox>()) as *mut Fastbox
         }
+    }
+
+    /// Asks the CPU to bring the lines of fastbox `slot` of the ring from `src` to `dst` that
+    /// a message of `len` payload bytes occupies into this core's cache (a hint: no effect on
+    /// the contents; nothing on targets without a stable prefetch instruction).
+    #[inline(always)]
+    pub fn prefetch_fastbox(&self, dst: u32, src: u32, slot: u32, len: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let fb = self.fastbox(dst, src, slot) as *const i8;
+            let end = FB_HEADER + len.min(FB_PAYLOAD);
+            let mut off = 0;
+            while off < end {
+                // SAFETY: a prefetch reads nothing architecturally and cannot fault; `off`
+                // stays inside the 512-byte box, which lies in the mapping.
+                unsafe {
+                    core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                        fb.add(off),
+                    )
+                };
+                off += 64;
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (dst, src, slot, len);
     }
 
     /// Maps in the pages of local rank `r`'s cells (which only `r` writes) for this process,
