@@ -14,7 +14,10 @@
 //! and the length of the whole transfer when a window of messages is in flight at once, so
 //! one figure serves latency- and bandwidth-bound traffic. The kind switches only when no
 //! message of the class is in flight, so an epoch never mixes them. The class's first epoch
-//! (two streamed messages) is a warm-up and not counted (first-touch costs); then one short
+//! (two streamed messages) is a warm-up and not counted (first-touch costs), nor is the
+//! first copy of an epoch that changed the kind (it moves what the other kind left in the
+//! caches: a sender's buffer that CMA copies then find warm on the receiver's core, as they
+//! do while CMA runs, was on the sender's core while the stream ran); then one short
 //! epoch of each kind is measured, the faster kind runs, and the slower one gets a short probe
 //! epoch now and then (every 16 epochs at first, the gap doubling up to 512 while the
 //! probes confirm the choice) so a change of load is noticed. A class that starts after
@@ -45,6 +48,11 @@ pub const EPOCH_MESSAGES: u32 = 8;
 const WARM_MESSAGES: u32 = 2;
 /// Messages of a probe of the slower kind, and of the first measured epoch of a kind.
 const PROBE_MESSAGES: u32 = 4;
+/// Counted epochs of a kind its estimate remembers (their best): an epoch disturbed by a
+/// descheduling or by other traffic cannot make a kind look slow, which with a probed kind
+/// would stick until its next probe, and a kind that really became slower shows it within
+/// this many epochs.
+const RECENT: usize = 4;
 /// First gap (in epochs) between probes of the slower kind.
 const PROBE_GAP_MIN: u32 = 16;
 /// Largest gap between probes of the slower kind.
@@ -65,8 +73,12 @@ struct Class {
     bytes: u64,
     /// Completed messages of the current epoch.
     done: u32,
-    /// Estimated ns per byte of each kind (valid once `counted` is non-zero).
+    /// Estimated ns per byte of each kind (valid once `counted` is non-zero): the best of
+    /// its last [`RECENT`] epochs.
     estimate: [f64; 2],
+    /// Figures (ns per byte) of the last [`RECENT`] counted epochs of each kind, newest
+    /// first (infinite: none yet).
+    recent: [[f64; RECENT]; 2],
     /// Epochs of each kind finished, the first (uncounted) one included.
     epochs: [u32; 2],
     /// Epochs since the slower kind was last probed.
@@ -78,6 +90,9 @@ struct Class {
     /// The class started from a measured neighbour's choice: no warm-up, no exploration
     /// (the other kind is first measured by a probe).
     inherited: bool,
+    /// The running epoch changed the kind and its first copy has not completed: that copy
+    /// is not charged (see [`CopyChoice::finish`]).
+    settling: bool,
 }
 
 impl Class {
@@ -89,11 +104,13 @@ impl Class {
         bytes: 0,
         done: 0,
         estimate: [0.0; 2],
+        recent: [[f64::INFINITY; RECENT]; 2],
         epochs: [0; 2],
         since_probe: 0,
         probe_gap: PROBE_GAP_MIN,
         probing: false,
         inherited: false,
+        settling: false,
     };
 
     /// Counted epochs of `kind` (the class's first epoch, streamed, is a warm-up).
@@ -132,18 +149,21 @@ impl Class {
         if !warm && self.bytes > 0 {
             let sample = self.busy_ns.max(0) as f64 / self.bytes as f64;
             let k = kind as usize;
-            self.estimate[k] = if self.counted(kind) == 0 {
-                sample
-            } else {
-                // An epoch hit by a descheduling counts at most four times the estimate.
-                let old = self.estimate[k];
-                0.5 * old + 0.5 * sample.min(4.0 * old)
-            };
+            self.recent[k].rotate_right(1);
+            self.recent[k][0] = sample;
+            self.estimate[k] = self.recent[k].iter().copied().fold(f64::INFINITY, f64::min);
         }
         self.epochs[kind as usize] += 1;
         self.busy_ns = 0;
         self.bytes = 0;
         self.done = 0;
+        self.pick_next();
+        self.settling = self.current != kind;
+    }
+
+    /// Picks the kind of the next epoch (exploring, running the faster kind or probing the
+    /// slower).
+    fn pick_next(&mut self) {
         let (s, c) = (self.counted(CopyKind::Stream), self.counted(CopyKind::Cma));
         if (s == 0 || c == 0) && !self.inherited {
             // Explore: CMA after the warm-up, then the stream.
@@ -294,6 +314,17 @@ impl CopyChoice {
             return;
         }
         c.active -= 1;
+        if c.settling && counted {
+            // The first copy after a change of kind moves what the other kind left in the
+            // caches (a send buffer the stream read on the sender's core, which CMA copies
+            // then find on the receiver's): it runs the epoch but is not charged, so that
+            // each kind is judged by what it costs while it runs. Charging starts now.
+            c.settling = false;
+            c.done += 1;
+            c.busy_ns = 0;
+            c.busy_since = now_ns;
+            return;
+        }
         if counted {
             c.bytes += bytes as u64;
             c.done += 1;
@@ -360,7 +391,7 @@ mod tests {
         choice: &mut CopyChoice,
         bytes: usize,
         n: u32,
-        cost: impl Fn(CopyKind) -> i64,
+        mut cost: impl FnMut(CopyKind) -> i64,
     ) -> [u32; 2] {
         let mut now = 1_000;
         let mut used = [0; 2];
@@ -410,6 +441,45 @@ mod tests {
             // Other classes are untouched.
             assert_eq!(c.state(100_000).1, [0.0, 0.0]);
         }
+    }
+
+    #[test]
+    fn the_first_copy_after_a_change_of_kind_is_not_charged() {
+        // CMA costs 1 us a copy once it runs, but 20 us for the first copy after streamed
+        // ones; the stream always 2 us: CMA is the faster kind while it runs.
+        let mut c = CopyChoice::measured();
+        let (bytes, mut now, mut last) = (16_384, 1_000, None);
+        let mut used = [0u32; 2];
+        for _ in 0..2000 {
+            let kind = c.start(bytes, now);
+            used[kind as usize] += 1;
+            now += match kind {
+                CopyKind::Cma if last != Some(CopyKind::Cma) => 20_000,
+                CopyKind::Cma => 1_000,
+                CopyKind::Stream => 2_000,
+            };
+            last = Some(kind);
+            c.finish(bytes, now);
+            now += 500;
+        }
+        let (pick, est) = c.state(bytes);
+        assert_eq!(pick, CopyKind::Cma, "{est:?}");
+        assert!(used[CopyKind::Cma as usize] > 1800, "{used:?}");
+        assert!((est[CopyKind::Cma as usize] * bytes as f64 - 1_000.0).abs() < 1.0);
+    }
+
+    #[test]
+    fn one_disturbed_epoch_does_not_turn_the_choice() {
+        let mut c = CopyChoice::measured();
+        let cost = |k: CopyKind| if k == CopyKind::Cma { 1_000 } else { 2_000 };
+        run(&mut c, 65_536, 400, cost);
+        assert_eq!(c.state(65_536).0, CopyKind::Cma);
+        // One copy descheduled for 100 us.
+        let mut slow_once = Some(100_000);
+        run(&mut c, 65_536, 1, |k| slow_once.take().unwrap_or(cost(k)));
+        let used = run(&mut c, 65_536, 100, cost);
+        assert!(used[CopyKind::Cma as usize] >= 90, "{used:?}");
+        assert_eq!(c.state(65_536).0, CopyKind::Cma);
     }
 
     #[test]
