@@ -37,7 +37,9 @@ pub fn reduce_scatter(
     if e.reducer.commutative && e.splittable() {
         let next = ((r + 1) % p) as i32;
         let prev = ((r + p - 1) % p) as i32;
-        let t = e.tmp(s);
+        // Two ranks out of place need no temporary (the one step receives straight into
+        // `recv`); a zeroed one of the whole vector costs a memset of it on every call.
+        let t = if p == 2 && !in_place { 0 } else { e.tmp(s) };
         for i in 0..p - 1 {
             let sb = (r + 2 * p - i - 1) % p;
             let rb = (r + 2 * p - i - 2) % p;
