@@ -448,20 +448,16 @@ mod tests {
         // CMA costs 1 us a copy once it runs, but 20 us for the first copy after streamed
         // ones; the stream always 2 us: CMA is the faster kind while it runs.
         let mut c = CopyChoice::measured();
-        let (bytes, mut now, mut last) = (16_384, 1_000, None);
-        let mut used = [0u32; 2];
-        for _ in 0..2000 {
-            let kind = c.start(bytes, now);
-            used[kind as usize] += 1;
-            now += match kind {
+        let (bytes, mut last) = (16_384, None);
+        let used = run(&mut c, bytes, 2000, |kind| {
+            let cost = match kind {
                 CopyKind::Cma if last != Some(CopyKind::Cma) => 20_000,
                 CopyKind::Cma => 1_000,
                 CopyKind::Stream => 2_000,
             };
             last = Some(kind);
-            c.finish(bytes, now);
-            now += 500;
-        }
+            cost
+        });
         let (pick, est) = c.state(bytes);
         assert_eq!(pick, CopyKind::Cma, "{est:?}");
         assert!(used[CopyKind::Cma as usize] > 1800, "{used:?}");
