@@ -24,6 +24,7 @@ def _load_compare():
 
 
 C = _load_compare()
+KiB = 1024
 MiB = 1024 * 1024
 
 LATENCY_OUT = """\
@@ -466,6 +467,30 @@ class RegistryTest(unittest.TestCase):
     def test_targets_reference_benches(self):
         for t in C.TARGETS:
             self.assertIn(t["bench"], C.BENCH_BY_NAME)
+
+    def test_collective_targets_name_measured_cases(self):
+        # A target keyed by a case the bench never runs would stay "n/a" for ever.
+        moves = [v[0] for v in C.BENCH_BY_NAME["coll_move"].variants]
+        rsb = C.BENCH_BY_NAME["reduce_scatter"].full_args
+        rsb_sizes = [int(x) for x in rsb[rsb.index("-s") + 1].split(",")]
+        for t in C.TARGETS:
+            if t["bench"] == "coll_move":
+                self.assertIn(t["key"], moves)
+            elif t["bench"] == "reduce_scatter":
+                self.assertIn(t["key"], rsb_sizes)
+        keyed = {(t["bench"], t["key"]) for t in C.TARGETS}
+        self.assertIn(("coll_move", "bcast 1MiB"), keyed)
+        self.assertIn(("reduce_scatter", 64 * KiB), keyed)
+        self.assertIn(("barrier", 0), keyed)
+
+    def test_collective_target_uses_fastest_peer(self):
+        t = _target("coll_move", "alltoall 64KiB")
+        s = _summary(coll_move={"alltoall 64KiB": {"hympi": 10.0, "mpich": 9.0,
+                                                   "openmpi": 12.0}})
+        self.assertEqual(C.evaluate_target(t, s)[0], "MISS")
+        s = _summary(coll_move={"alltoall 64KiB": {"hympi": 9.0, "mpich": 9.0,
+                                                   "openmpi": 12.0}})
+        self.assertEqual(C.evaluate_target(t, s), ("PASS", 1.0))
 
     def test_launch(self):
         self.assertEqual(C.LIBS["mpich"].launch(2, ["./x"]), ["mpiexec.mpich", "-n", "2", "./x"])
