@@ -22,6 +22,10 @@ pub enum ErrObj {
 
 /// What the body of an `int`-returning MPI function gives back to its C entry point.
 pub trait Outcome {
+    /// Whether the body that produces it may panic, so that [`call`] must catch the unwind
+    /// (all but [`Leaf`]).
+    const MAY_PANIC: bool = true;
+
     /// The MPI return code, after handing an error to the error handler of `obj`.
     fn into_code(self, name: &'static str, obj: ErrObj) -> i32;
 }
@@ -49,9 +53,30 @@ impl Outcome for Code {
     }
 }
 
+/// A final return code (as [`Code`]) from a body that cannot panic: a leaf fast path
+/// (`crate::core::leaf`: no indexing that can fail, no allocation, no call that can unwind)
+/// whose other cases jump to out-of-line entries that catch their own panics. [`call`] runs
+/// it without a catch, so that the compiled entry needs no landing pad and its jumps stay
+/// jumps. Were it to panic after all, the unwind would stop at the C boundary, which aborts
+/// the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Leaf(pub i32);
+
+impl Outcome for Leaf {
+    const MAY_PANIC: bool = false;
+
+    #[inline(always)]
+    fn into_code(self, _name: &'static str, _obj: ErrObj) -> i32 {
+        self.0
+    }
+}
+
 /// Runs the body of an `int`-returning MPI function.
 #[inline(always)]
 pub fn call<R: Outcome>(name: &'static str, obj: ErrObj, body: impl FnOnce() -> R) -> i32 {
+    if !R::MAY_PANIC {
+        return body().into_code(name, obj);
+    }
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r.into_code(name, obj),
         Err(panic) => crate::core::errhandler::raise(name, obj, MpiError::from_panic(panic)),

@@ -30,7 +30,7 @@ use crate::transport::shm::segment::CellKind;
 
 /// The handle of the shared complete send request (`request::DONE_SEND`: VCI 0, index 0,
 /// generation 1).
-pub const DONE_SEND_HANDLE: usize = (1 << 32) | (1 << 12) | kind::REQUEST;
+pub const DONE_SEND_HANDLE: usize = (1 << 38) | (1 << 12) | kind::REQUEST;
 
 /// Access modes of the fast paths (picked from [`runtime::fast_state`] and passed as a const
 /// generic parameter, so that each mode gets its own copy of a path and none tests the mode
@@ -46,7 +46,7 @@ const DELEGATED: u8 = 2;
 /// The VCI of a message to or from rank `peer` with tag `tag` on communicator handle
 /// `comm`, if known without the slow path.
 #[inline(always)]
-fn comm_vci(pool: &Pool, comm: usize, peer: i32, tag: i32) -> Option<usize> {
+pub(crate) fn comm_vci(pool: &Pool, comm: usize, peer: i32, tag: i32) -> Option<usize> {
     if pool.len() == 1 {
         Some(0) // every communicator; the VCI's cache still validates `comm`
     } else if comm == MPI_COMM_WORLD {
@@ -84,7 +84,9 @@ pub(crate) fn plain_recv(r: &Request) -> bool {
     // Active, and not done, persistent, freed, internal or noncontiguous.
     // A part of a compound operation (with a parent) is always internal.
     debug_assert!(r.internal() || r.parent == NO_PARENT);
-    r.kind == ReqKind::Recv && r.flags == flag::ACTIVE && r.extra.is_none()
+    // Kind and flags compared as one 16-bit value (adjacent bytes: one load, one compare).
+    let kind_flags = (r.kind as u16) << 8 | r.flags as u16;
+    kind_flags == (ReqKind::Recv as u16) << 8 | flag::ACTIVE as u16 && r.extra.is_none()
 }
 
 /// Copies a message into a plain receive request and completes it.
@@ -344,7 +346,7 @@ fn buffer_self(
 
 /// The posted receive request `rid`, if it is on VCI `v` and the fast path may complete it.
 #[inline(always)]
-fn plain_posted(reqs: &mut Slab<Request>, v: usize, rid: u32) -> Option<&mut Request> {
+pub(crate) fn plain_posted(reqs: &mut Slab<Request>, v: usize, rid: u32) -> Option<&mut Request> {
     if vci::vci_of_rid(rid) != v {
         return None;
     }
@@ -782,7 +784,7 @@ unsafe fn finish_all(
 /// the requests already set to `MPI_REQUEST_NULL` as complete, and no status is kept), so
 /// stopping half-way is correct. Whether it freed them all.
 #[inline(always)]
-fn finish_each(s: &mut VciState, reqs: &mut [MPI_Request]) -> bool {
+pub(crate) fn finish_each(s: &mut VciState, reqs: &mut [MPI_Request]) -> bool {
     for h in reqs.iter_mut() {
         let handle = *h as usize;
         if handle != MPI_REQUEST_NULL && handle != DONE_SEND_HANDLE {

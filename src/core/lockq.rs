@@ -971,7 +971,7 @@ mod tests {
     #[test]
     fn facts_need_the_exact_handle() {
         let c = FastComm {
-            handle: (7 << 32) | (4000 << 12) | 1,
+            handle: (7 << 38) | (4000 << 12) | 1,
             idx: 3999,
             ctx: 40,
             rank: 2,
@@ -981,7 +981,7 @@ mod tests {
         publish(&c);
         let got = facts(c.handle).unwrap();
         assert_eq!((got.ctx, got.rank, got.size), (40, 2, 5));
-        assert!(facts(c.handle + (1 << 32)).is_none(), "other generation");
+        assert!(facts(c.handle + (1 << 38)).is_none(), "other generation");
         retract(c.idx);
         assert!(facts(c.handle).is_none());
     }

@@ -101,6 +101,12 @@ impl PostedQueue {
         self.len == 0
     }
 
+    /// Entries the ring holds before it must grow.
+    #[inline(always)]
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
     /// The ring index of the `i`-th oldest entry.
     #[inline(always)]
     fn slot(&self, i: usize) -> usize {
@@ -131,6 +137,18 @@ impl PostedQueue {
         if self.len == self.buf.len() {
             self.grow();
         }
+        let i = self.slot(self.len);
+        if let Some(e) = self.buf.get_mut(i) {
+            *e = p;
+            self.len += 1;
+        }
+    }
+
+    /// Appends `p` when the ring has room, which the caller checked ([`PostedQueue::len`]
+    /// below [`PostedQueue::capacity`]); never grows it, so never allocates.
+    #[inline(always)]
+    pub fn push_back_within(&mut self, p: Posted) {
+        debug_assert!(self.len < self.buf.len());
         let i = self.slot(self.len);
         if let Some(e) = self.buf.get_mut(i) {
             *e = p;

@@ -15,6 +15,7 @@ pub mod fastpath;
 pub mod group;
 pub mod hwtopo;
 pub mod info;
+pub mod leaf;
 pub mod lockq;
 pub mod matching;
 pub mod offload;

@@ -348,6 +348,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
                 READY
             };
             G.state.store(state, Ordering::Release);
+            vci::set_direct(state == READY);
             let offload =
                 provided == MPI_THREAD_MULTIPLE && vci::thread_model() == vci::ThreadModel::Offload;
             if async_progress || offload {
@@ -545,6 +546,7 @@ pub fn finalize() -> MpiResult<()> {
         vci::set_queued(vci::Queued::None);
     }
     crate::core::async_progress::stop();
+    vci::set_direct(false);
     let prev = G.state.swap(BUSY, Ordering::AcqRel);
     if prev != READY && !locked_state(prev) {
         G.state.store(prev, Ordering::Release);

@@ -1,7 +1,8 @@
 //! Generation-checked object tables behind user handles.
 //!
 //! A user handle is a pointer-sized value
-//! `(tag << 58) | (generation << 32) | ((index + 1) << 12) | kind`, with a 26-bit generation;
+//! `(generation << 38) | (tag << 32) | ((index + 1) << 12) | kind`, with a 26-bit generation
+//! on top, so that it wraps by itself;
 //! `tag` is 0 except in the per-VCI request tables, where it names the VCI.
 //! It is never dereferenced: decoding checks the kind tag, the index bound and the generation,
 //! so a stale, foreign or garbage handle yields an MPI error class instead of a crash. Values
@@ -30,27 +31,54 @@ pub mod kind {
 }
 
 const MAX_INDEX: usize = (1 << 20) - 2;
-/// Bits of the generation kept in handles.
-const GEN_MASK: u32 = (1 << 26) - 1;
-/// Largest table tag (tags occupy the top 6 bits of a handle).
+/// Position of the generation (the top 26 bits) in a handle.
+const GEN_SHIFT: u32 = 38;
+/// Largest table tag (tags occupy bits 32 to 37 of a handle).
 pub const MAX_TAG: usize = 63;
 
 /// One table entry.
 struct Slot<T> {
-    generation: u32,
+    /// The handle of the entry's current (or, while free, last) object:
+    /// `base | generation << 32 | (index + 1) << 12`. Decoding compares a handle with it
+    /// whole, which checks kind, tag, index and generation at once.
+    handle: usize,
+    /// While the entry is free: the next free entry's index, or [`NO_FREE`].
+    next_free: u32,
     value: Option<T>,
+}
+
+/// The end of the free list.
+const NO_FREE: u32 = u32::MAX;
+
+/// Ends the life of the object that was in entry `s` (index `index`, just emptied): the
+/// entry goes to the head of the free list. Its handle stays, but decodes to nothing while
+/// the entry is empty, and a reuse moves it to a new generation ([`next_generation`]).
+#[inline(always)]
+fn retire<T>(s: &mut Slot<T>, index: u32, free_head: &mut u32, free_len: &mut usize) {
+    s.next_free = *free_head;
+    *free_head = index;
+    *free_len += 1;
+}
+
+/// Moves a reused entry's handle to the next generation, so that the handles of the
+/// entry's earlier objects become stale.
+#[inline(always)]
+fn next_generation(handle: usize) -> usize {
+    // The generation is the handle's top field: it wraps without touching the others.
+    handle.wrapping_add(1 << GEN_SHIFT)
 }
 
 /// A table of objects of one kind with a free list.
 pub struct Slab<T> {
     slots: Vec<Slot<T>>,
-    free: Vec<u32>,
-    /// `tag << 58 | kind`, or'ed into every handle.
+    /// The most recently freed entry, first to be reused; the free entries are linked through
+    /// [`Slot::next_free`] (no allocation on free or reuse).
+    free_head: u32,
+    /// Number of free entries.
+    free_len: usize,
+    /// `tag << 32 | kind`, or'ed into every handle.
     base: usize,
 }
-
-/// The bits of a handle that name its table: tag and kind.
-const BASE_MASK: usize = (MAX_TAG << 58) | 0xfff;
 
 impl<T> Slab<T> {
     /// An empty table for handles of `kind`.
@@ -63,22 +91,24 @@ impl<T> Slab<T> {
         assert!(tag <= MAX_TAG);
         Slab {
             slots: Vec::new(),
-            free: Vec::new(),
-            base: (tag << 58) | kind,
+            free_head: NO_FREE,
+            free_len: 0,
+            base: (tag << 32) | kind,
         }
     }
 
     /// The tag of a handle (meaningful for handles of tagged tables).
     #[inline(always)]
     pub fn tag_of(handle: usize) -> usize {
-        handle >> 58
+        (handle >> 32) & MAX_TAG
     }
 
     /// Stores `value`, returning its index. `None` when the table is full.
     #[inline(always)]
     pub fn insert(&mut self, value: T) -> Option<u32> {
-        if let Some(i) = self.free.pop() {
+        if let Some(i) = self.pop_free() {
             let s = &mut self.slots[i as usize];
+            s.handle = next_generation(s.handle);
             s.value = Some(value);
             return Some(i);
         }
@@ -86,7 +116,8 @@ impl<T> Slab<T> {
             return None;
         }
         self.slots.push(Slot {
-            generation: 1,
+            handle: self.base | (1 << GEN_SHIFT) | (self.slots.len() + 1) << 12,
+            next_free: NO_FREE,
             value: Some(value),
         });
         Some((self.slots.len() - 1) as u32)
@@ -95,16 +126,38 @@ impl<T> Slab<T> {
     /// Stores `value`, returning its index and handle. `None` when the table is full.
     #[inline(always)]
     pub fn insert_handle(&mut self, value: T) -> Option<(u32, usize)> {
-        if let Some(i) = self.free.pop() {
+        if let Some(i) = self.pop_free() {
             let s = self.slots.get_mut(i as usize)?;
             // A slot on the free list is empty: nothing to drop.
             debug_assert!(s.value.is_none());
             std::mem::forget(s.value.replace(value));
-            let h = self.base | ((s.generation as usize) << 32) | ((i as usize + 1) << 12);
-            return Some((i, h));
+            s.handle = next_generation(s.handle);
+            return Some((i, s.handle));
         }
         let i = self.insert(value)?;
         Some((i, self.handle(i)))
+    }
+
+    /// The index [`Slab::insert_reused`] would fill next, if any.
+    #[inline(always)]
+    pub fn next_reused(&self) -> Option<u32> {
+        let i = self.free_head;
+        self.slots.get(i as usize).map(|_| i)
+    }
+
+    /// Stores `value` in a free slot if one is left over from a removal (never grows the
+    /// table, so never allocates): its index and handle.
+    #[inline(always)]
+    pub fn insert_reused(&mut self, value: T) -> Option<(u32, usize)> {
+        let i = self.free_head;
+        let s = self.slots.get_mut(i as usize)?;
+        self.free_head = s.next_free;
+        self.free_len -= 1;
+        debug_assert!(s.value.is_none());
+        // A slot on the free list is empty: nothing to drop.
+        std::mem::forget(s.value.replace(value));
+        s.handle = next_generation(s.handle);
+        Some((i, s.handle))
     }
 
     /// Like [`Slab::free`], but forgets the object instead of dropping it when
@@ -123,8 +176,7 @@ impl<T> Slab<T> {
         } else {
             drop(v);
         }
-        s.generation = (s.generation.wrapping_add(1) & GEN_MASK).max(1);
-        self.free.push(index);
+        retire(s, index, &mut self.free_head, &mut self.free_len);
         true
     }
 
@@ -133,8 +185,7 @@ impl<T> Slab<T> {
     pub fn remove(&mut self, index: u32) -> Option<T> {
         let s = self.slots.get_mut(index as usize)?;
         let v = s.value.take()?;
-        s.generation = (s.generation.wrapping_add(1) & GEN_MASK).max(1);
-        self.free.push(index);
+        retire(s, index, &mut self.free_head, &mut self.free_len);
         Some(v)
     }
 
@@ -148,8 +199,7 @@ impl<T> Slab<T> {
             return false;
         }
         s.value = None;
-        s.generation = (s.generation.wrapping_add(1) & GEN_MASK).max(1);
-        self.free.push(index);
+        retire(s, index, &mut self.free_head, &mut self.free_len);
         true
     }
 
@@ -172,8 +222,7 @@ impl<T> Slab<T> {
     /// The handle value of the object at `index`.
     #[inline(always)]
     pub fn handle(&self, index: u32) -> usize {
-        let g = self.slots[index as usize].generation as usize;
-        self.base | (g << 32) | ((index as usize + 1) << 12)
+        self.slots[index as usize].handle
     }
 
     /// The wire token of the object at `index` (same as its handle).
@@ -185,19 +234,27 @@ impl<T> Slab<T> {
     /// Decodes a handle or token of this table's kind to a live index.
     #[inline(always)]
     pub fn decode(&self, handle: usize) -> Option<u32> {
-        // Values below 0x1000 have index field 0, which `checked_sub` rejects.
-        if handle & BASE_MASK != self.base {
-            return None;
-        }
+        // Values below 0x1000 have index field 0, which `checked_sub` rejects. The entry's
+        // handle holds this table's kind and tag, the index and the live generation: equality
+        // checks them all.
         let index = ((handle >> 12) & 0xfffff).checked_sub(1)?;
         let s = self.slots.get(index)?;
-        (s.value.is_some() && s.generation as usize == (handle >> 32) & GEN_MASK as usize)
-            .then_some(index as u32)
+        (s.handle == handle && s.value.is_some()).then_some(index as u32)
+    }
+
+    /// Takes the most recently freed entry off the free list.
+    #[inline(always)]
+    fn pop_free(&mut self) -> Option<u32> {
+        let i = self.free_head;
+        let s = self.slots.get_mut(i as usize)?;
+        self.free_head = s.next_free;
+        self.free_len -= 1;
+        Some(i)
     }
 
     /// Number of live objects.
     pub fn len(&self) -> usize {
-        self.slots.len() - self.free.len()
+        self.slots.len() - self.free_len
     }
 
     /// Whether no object is live.
@@ -264,13 +321,19 @@ mod tests {
     fn generations_wrap_within_their_bits() {
         let mut s = Slab::new(kind::OP);
         let i = s.insert(0).unwrap();
-        s.slots[i as usize].generation = GEN_MASK;
+        let top = usize::MAX << GEN_SHIFT;
+        s.slots[i as usize].handle |= top;
         let h = s.handle(i);
         assert_eq!(s.decode(h), Some(i));
         s.free(i);
         let j = s.insert(0).unwrap();
         assert_eq!(j, i);
-        assert_eq!(s.slots[j as usize].generation, 1, "wraps to 1, never 0");
+        assert_eq!(s.handle(j) & top, 0, "wraps to 0");
+        assert_eq!(
+            s.decode(s.handle(j)),
+            Some(j),
+            "generation 0 is a generation too"
+        );
         assert_ne!(s.handle(j), h);
         assert_eq!(s.decode(h), None);
     }

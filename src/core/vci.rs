@@ -144,6 +144,34 @@ unsafe impl Sync for Pool {}
 
 static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
 
+/// VCI 0's state while MPI runs below `MPI_THREAD_MULTIPLE` (runtime state `READY`) on a pool
+/// of one VCI, else null: the leaf fast paths' way in with one load (`crate::core::leaf`).
+static DIRECT_STATE: AtomicPtr<VciState> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Opens ([`direct_state`] then finds VCI 0 if the pool has one VCI) or closes the leaf fast
+/// paths' direct way in. Opened once the runtime is `READY` (below MULTIPLE, no progress
+/// thread), closed before it leaves that state.
+pub fn set_direct(open: bool) {
+    let state = match pool() {
+        Some(p) if open && p.len() == 1 => p.slots[0].state.get(),
+        _ => std::ptr::null_mut(),
+    };
+    DIRECT_STATE.store(state, Ordering::Release);
+}
+
+/// VCI 0's state if the direct way in is open ([`set_direct`]).
+///
+/// # Safety
+/// The caller is a C entry point (not inside the slow path) and drops the reference before
+/// it returns. While the way is open, MPI runs below MULTIPLE: this is the only thread in
+/// MPI, so nothing else reaches the state meanwhile.
+#[inline(always)]
+pub unsafe fn direct_state<'a>() -> Option<&'a mut VciState> {
+    // SAFETY: null, or VCI 0's state in the leaked pool (never freed), which only this
+    // thread reaches now (the caller's contract).
+    unsafe { DIRECT_STATE.load(Ordering::Acquire).as_mut() }
+}
+
 /// Hint from a communicator table index to its VCI + 1 (0: unknown); validated by the VCI's
 /// communicator cache, so a stale hint only costs a trip to the slow path.
 static COMM_VCI: [AtomicU8; COMM_HINTS] = [const { AtomicU8::new(0) }; COMM_HINTS];
@@ -181,6 +209,40 @@ impl Pool {
         self.slots.len()
     }
 
+    /// VCI `v`'s state for a leaf fast path (`crate::core::leaf`): under its lock when
+    /// `LOCKED` (one compare-and-swap that also finds no work pending for its holder; `None`
+    /// when it fails, without waiting), directly below `MPI_THREAD_MULTIPLE`. `None` too
+    /// when `v` is not a VCI of the pool. Leave with [`Pool::leaf_leave`].
+    ///
+    /// # Safety
+    /// The caller is not inside the slow path, uses the state only until it calls
+    /// [`Pool::leaf_leave`] for `v`, and below MULTIPLE is the only thread in MPI.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn leaf_enter<const LOCKED: bool>(&self, v: usize) -> Option<&mut VciState> {
+        let slot = self.slots.get(v)?;
+        if LOCKED && !slot.lock.try_lock_clean() {
+            return None;
+        }
+        // SAFETY: the lock is held (MULTIPLE) or this is the only thread in MPI; the slow
+        // path, which reaches VCIs otherwise, holds every slot lock or is not running; the
+        // caller drops the reference before it leaves.
+        Some(unsafe { &mut *slot.state.get() })
+    }
+
+    /// Leaves VCI `v` entered by [`Pool::leaf_enter`] (releases its lock when `LOCKED`).
+    ///
+    /// # Safety
+    /// `leaf_enter::<LOCKED>(v)` succeeded on this thread and its state is no longer used.
+    #[inline(always)]
+    pub unsafe fn leaf_leave<const LOCKED: bool>(&self, v: usize) {
+        if LOCKED {
+            // SAFETY: `v` is a VCI of the pool whose lock this thread took (caller's
+            // contract).
+            unsafe { self.slots.get_unchecked(v).lock.unlock() }
+        }
+    }
+
     /// Whether the pool is empty (never: it has at least one VCI).
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
@@ -193,7 +255,7 @@ impl Pool {
         let id = (ctx / CONTEXTS_PER_ID) as usize;
         match PINNED.get(id).map(|p| p.load(Ordering::Relaxed)) {
             Some(v) if v != 0 => v as usize - 1,
-            _ => id % self.slots.len(),
+            _ => id % self.slots.len().max(1), // never 0: no division check
         }
     }
 

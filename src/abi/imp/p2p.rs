@@ -3,18 +3,20 @@
 use super::grequest::{self, Taken};
 use super::util::{count, out};
 use crate::abi::consts::*;
-use crate::abi::entry::{self, Code, ErrObj};
+use crate::abi::entry::{self, Code, ErrObj, Leaf};
 use crate::abi::types::*;
 use crate::core::bsend::{self, Scope, Space};
 use crate::core::datatype::{self, Layout, Resolved, TypeInfo};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::fastpath;
+use crate::core::leaf;
 use crate::core::matching::{Pattern, Payload};
 use crate::core::p2p::{
     check_dest, check_recv_tag, check_send_tag, check_source, check_spread, RecvArgs, SendArgs,
 };
 use crate::core::request::{self, PersistentOp, ReqKind, SendMode, Status, DONE_SEND};
 use crate::core::runtime::{self, Runtime};
+use crate::core::vci;
 use core::ffi::{c_int, c_void};
 
 // ---------------------------------------------------------------------------------------------
@@ -495,8 +497,8 @@ isend_fns! {
     MPI_Ibsend => SendMode::Buffered;
 }
 
-/// `MPI_Isend`: the fast path inline; everything else, and every error, in
-/// [`isend_slow_entry`], which the compiled entry point reaches by a jump.
+/// `MPI_Isend`: the leaf ([`leaf::isend_self`]) inline; everything else in
+/// [`isend_fast_entry`], which the compiled entry point reaches by a jump.
 #[inline(always)]
 pub(crate) unsafe fn MPI_Isend(
     buf: *const c_void,
@@ -506,26 +508,97 @@ pub(crate) unsafe fn MPI_Isend(
     tag: c_int,
     comm: MPI_Comm,
     request: *mut MPI_Request,
-) -> Code {
-    if !request.is_null() {
-        // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract).
-        if let Some(h) = unsafe {
-            fastpath::isend(
+) -> Leaf {
+    // SAFETY: a C entry point; the reference is dropped before the return.
+    let Some(s) = (unsafe { vci::direct_state() }) else {
+        // SAFETY: the caller's arguments, forwarded.
+        return Leaf(unsafe { isend_locked_entry(buf, count, datatype, dest, tag, comm, request) });
+    };
+    // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract); the
+    // request pointer is null or points to the caller's request; `s` is the direct state.
+    if unsafe {
+        leaf::isend_self_direct(
+            s,
+            buf as *const u8,
+            count,
+            datatype as usize,
+            dest,
+            tag,
+            comm as usize,
+            request,
+        )
+    } {
+        return Leaf(0);
+    }
+    // SAFETY: the caller's arguments, forwarded.
+    Leaf(unsafe { isend_fast_entry(buf, count, datatype, dest, tag, comm, request) })
+}
+
+/// `MPI_Isend` without the direct way in: the leaf under the VCI's lock (`READY_LOCKED`),
+/// then [`isend_fast_entry`].
+#[inline(never)]
+unsafe extern "C" fn isend_locked_entry(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: as in `MPI_Isend`; the state is `READY_LOCKED`.
+    if runtime::fast_state() == runtime::READY_LOCKED
+        && unsafe {
+            leaf::isend_self_locked(
                 buf as *const u8,
-                count as i64,
+                count,
                 datatype as usize,
                 dest,
                 tag,
                 comm as usize,
+                request,
             )
-        } {
-            // SAFETY: a non-null request pointer points to the caller's request.
-            unsafe { *request = h as MPI_Request };
-            return Code(0);
         }
+    {
+        return 0;
     }
     // SAFETY: the caller's arguments, forwarded.
-    Code(unsafe { isend_slow_entry(buf, count, datatype, dest, tag, comm, request) })
+    unsafe { isend_fast_entry(buf, count, datatype, dest, tag, comm, request) }
+}
+
+/// `MPI_Isend` beyond the leaf: the full fast path, then [`isend_slow_entry`].
+#[inline(never)]
+unsafe extern "C" fn isend_fast_entry(
+    buf: *const c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    dest: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    entry::call("MPI_Isend", ErrObj::Comm(comm as usize), || {
+        if !request.is_null() {
+            // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI
+            // contract).
+            if let Some(h) = unsafe {
+                fastpath::isend(
+                    buf as *const u8,
+                    count as i64,
+                    datatype as usize,
+                    dest,
+                    tag,
+                    comm as usize,
+                )
+            } {
+                // SAFETY: a non-null request pointer points to the caller's request.
+                unsafe { *request = h as MPI_Request };
+                return Code(0);
+            }
+        }
+        // SAFETY: the caller's arguments, forwarded.
+        Code(unsafe { isend_slow_entry(buf, count, datatype, dest, tag, comm, request) })
+    })
 }
 
 /// `MPI_Isend` beyond the fast path, with its own error handling.
@@ -581,8 +654,8 @@ pub(crate) unsafe fn MPI_Recv_c(
     recv_blocking(buf, count, datatype, source, tag, comm, status)
 }
 
-/// `MPI_Irecv`: the fast path inline; everything else, and every error, in
-/// [`irecv_slow_entry`], which the compiled entry point reaches by a jump.
+/// `MPI_Irecv`: the leaf ([`leaf::irecv_post`]) inline; everything else in
+/// [`irecv_fast_entry`], which the compiled entry point reaches by a jump.
 #[inline(always)]
 pub(crate) unsafe fn MPI_Irecv(
     buf: *mut c_void,
@@ -592,14 +665,52 @@ pub(crate) unsafe fn MPI_Irecv(
     tag: c_int,
     comm: MPI_Comm,
     request: *mut MPI_Request,
-) -> Code {
+) -> Leaf {
+    // SAFETY: a C entry point; the reference is dropped before the return.
+    let Some(s) = (unsafe { vci::direct_state() }) else {
+        // SAFETY: the caller's arguments, forwarded.
+        return Leaf(unsafe {
+            irecv_locked_entry(buf, count, datatype, source, tag, comm, request)
+        });
+    };
     // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract); the
-    // fast path stores the handle through the non-null request pointer.
-    if !request.is_null()
+    // request pointer is null or points to the caller's request; `s` is the direct state.
+    if unsafe {
+        leaf::irecv_post_direct(
+            s,
+            buf as *mut u8,
+            count,
+            datatype as usize,
+            source,
+            tag,
+            comm as usize,
+            request,
+        )
+    } {
+        return Leaf(0);
+    }
+    // SAFETY: the caller's arguments, forwarded.
+    Leaf(unsafe { irecv_fast_entry(buf, count, datatype, source, tag, comm, request) })
+}
+
+/// `MPI_Irecv` without the direct way in: the leaf under the VCI's lock (`READY_LOCKED`),
+/// then [`irecv_fast_entry`].
+#[inline(never)]
+unsafe extern "C" fn irecv_locked_entry(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    // SAFETY: as in `MPI_Irecv`; the state is `READY_LOCKED`.
+    if runtime::fast_state() == runtime::READY_LOCKED
         && unsafe {
-            fastpath::irecv_to(
+            leaf::irecv_post_locked(
                 buf as *mut u8,
-                count as i64,
+                count,
                 datatype as usize,
                 source,
                 tag,
@@ -607,12 +718,46 @@ pub(crate) unsafe fn MPI_Irecv(
                 request,
             )
         }
-        .is_some()
     {
-        return Code(0);
+        return 0;
     }
     // SAFETY: the caller's arguments, forwarded.
-    Code(unsafe { irecv_slow_entry(buf, count, datatype, source, tag, comm, request) })
+    unsafe { irecv_fast_entry(buf, count, datatype, source, tag, comm, request) }
+}
+
+/// `MPI_Irecv` beyond the leaf: the full fast path, then [`irecv_slow_entry`].
+#[inline(never)]
+unsafe extern "C" fn irecv_fast_entry(
+    buf: *mut c_void,
+    count: c_int,
+    datatype: MPI_Datatype,
+    source: c_int,
+    tag: c_int,
+    comm: MPI_Comm,
+    request: *mut MPI_Request,
+) -> c_int {
+    entry::call("MPI_Irecv", ErrObj::Comm(comm as usize), || {
+        // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract);
+        // the fast path stores the handle through the non-null request pointer.
+        if !request.is_null()
+            && unsafe {
+                fastpath::irecv_to(
+                    buf as *mut u8,
+                    count as i64,
+                    datatype as usize,
+                    source,
+                    tag,
+                    comm as usize,
+                    request,
+                )
+            }
+            .is_some()
+        {
+            return Code(0);
+        }
+        // SAFETY: the caller's arguments, forwarded.
+        Code(unsafe { irecv_slow_entry(buf, count, datatype, source, tag, comm, request) })
+    })
 }
 
 /// `MPI_Irecv` beyond the fast path, with its own error handling.
@@ -1293,17 +1438,58 @@ pub(crate) unsafe fn MPI_Waitall(
     count: c_int,
     array_of_requests: *mut MPI_Request,
     array_of_statuses: *mut MPI_Status,
-) -> Code {
-    if count > 0 && !array_of_requests.is_null() {
-        // SAFETY: the caller passes an array of `count` requests.
-        let reqs = unsafe { std::slice::from_raw_parts_mut(array_of_requests, count as usize) };
-        // SAFETY: the status array is null or has an entry per request.
-        if unsafe { fastpath::complete_all(reqs, array_of_statuses) } {
-            return Code(0);
-        }
+) -> Leaf {
+    // SAFETY: a C entry point; the reference is dropped before the return.
+    let Some(s) = (unsafe { vci::direct_state() }) else {
+        // SAFETY: the caller's arguments, forwarded.
+        return Leaf(unsafe { waitall_locked_entry(count, array_of_requests, array_of_statuses) });
+    };
+    // SAFETY: the caller passes an array of `count` requests; `s` is the direct state.
+    if unsafe { leaf::waitall_done_direct(s, count, array_of_requests, array_of_statuses) } {
+        return Leaf(0);
     }
     // SAFETY: the caller's arguments, forwarded.
-    Code(unsafe { waitall_slow_entry(count, array_of_requests, array_of_statuses) })
+    Leaf(unsafe { waitall_fast_entry(count, array_of_requests, array_of_statuses) })
+}
+
+/// `MPI_Waitall` without the direct way in: the leaf under the VCI's lock (`READY_LOCKED`),
+/// then [`waitall_fast_entry`].
+#[inline(never)]
+unsafe extern "C" fn waitall_locked_entry(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller passes an array of `count` requests; the state is `READY_LOCKED`.
+    if runtime::fast_state() == runtime::READY_LOCKED
+        && unsafe { leaf::waitall_done_locked(count, array_of_requests, array_of_statuses) }
+    {
+        return 0;
+    }
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { waitall_fast_entry(count, array_of_requests, array_of_statuses) }
+}
+
+/// `MPI_Waitall` beyond the leaf: the full fast path over complete requests, then
+/// [`waitall_slow_entry`].
+#[inline(never)]
+unsafe extern "C" fn waitall_fast_entry(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    entry::call("MPI_Waitall", ErrObj::None, || {
+        if count > 0 && !array_of_requests.is_null() {
+            // SAFETY: the caller passes an array of `count` requests.
+            let reqs = unsafe { std::slice::from_raw_parts_mut(array_of_requests, count as usize) };
+            // SAFETY: the status array is null or has an entry per request.
+            if unsafe { fastpath::complete_all(reqs, array_of_statuses) } {
+                return Code(0);
+            }
+        }
+        // SAFETY: the caller's arguments, forwarded.
+        Code(unsafe { waitall_slow_entry(count, array_of_requests, array_of_statuses) })
+    })
 }
 
 /// `MPI_Waitall` beyond the fast path, with its own error handling: first the fast wait on
