@@ -61,7 +61,7 @@ fn run() {
         let offload = crate::core::vci::queued() == crate::core::vci::Queued::Offload;
         let served = offload && crate::core::offload::serve_process() > 0;
         rounds = rounds.wrapping_add(1);
-        let polled = (!offload || rounds % 64 == 0)
+        let polled = (!offload || rounds.is_multiple_of(64))
             && (runtime::with_quiet(|rt| rt.progress()).unwrap_or(false)
                 | crate::core::steal::help());
         let did = served || polled;

@@ -1018,7 +1018,9 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
             }
             Some(Polled::Nothing) => {
                 idle += 1;
-                if idle % SLOW_ROUND_EVERY == 0 && runtime::with(|rt| rt.progress()).is_err() {
+                if idle.is_multiple_of(SLOW_ROUND_EVERY)
+                    && runtime::with(|rt| rt.progress()).is_err()
+                {
                     return false;
                 }
                 backoff.idle();
@@ -1111,7 +1113,7 @@ pub unsafe fn recv(
             }
             Taken::Polled(Polled::Nothing) => {
                 idle += 1;
-                if idle % SLOW_ROUND_EVERY == 0 {
+                if idle.is_multiple_of(SLOW_ROUND_EVERY) {
                     if runtime::with(|rt| rt.progress()).is_err() {
                         return false;
                     }

@@ -394,6 +394,33 @@ mod tests {
     }
 
     #[test]
+    fn push_within_fills_the_ring_without_growing_it() {
+        let mut q = PostedQueue::default();
+        let post = |req| Posted {
+            pattern: Pattern {
+                ctx: 0,
+                src: 0,
+                tag: 0,
+            },
+            req,
+        };
+        assert_eq!(q.capacity(), 0, "an empty queue has no ring yet");
+        q.push_back(post(0)); // grows to 8
+        assert_eq!(q.pop_front().unwrap().req, 0);
+        let cap = q.capacity();
+        assert_eq!(cap, 8);
+        // From a head in the middle of the ring, fill it exactly, wrapping around.
+        for r in 1..=cap as u32 {
+            assert!(q.len() < q.capacity());
+            q.push_back_within(post(r));
+        }
+        assert_eq!(q.len(), cap);
+        assert_eq!(q.capacity(), cap, "never grew");
+        let got: Vec<u32> = std::iter::from_fn(|| q.pop_front().map(|p| p.req)).collect();
+        assert_eq!(got, (1..=cap as u32).collect::<Vec<_>>());
+    }
+
+    #[test]
     fn posted_ring_keeps_order_through_growth_and_removal() {
         let mut q = PostedQueue::default();
         let post = |req| Posted {

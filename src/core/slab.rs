@@ -304,6 +304,35 @@ mod tests {
     }
 
     #[test]
+    fn reuse_takes_the_last_freed_entry_with_a_new_handle_and_never_grows() {
+        let mut s = Slab::tagged(kind::REQUEST, 3);
+        assert_eq!(s.next_reused(), None);
+        assert_eq!(s.insert_reused(0), None, "nothing freed yet: no reuse");
+        let (a, ha) = s.insert_handle(10).unwrap();
+        let (b, hb) = s.insert_handle(11).unwrap();
+        let (c, _) = s.insert_handle(12).unwrap();
+        assert_eq!(Slab::<i32>::tag_of(hb), 3);
+        assert!(s.free(a));
+        assert!(s.free_plain(b, |_| true));
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.next_reused(), Some(b), "last freed first");
+        let (b2, hb2) = s.insert_reused(20).unwrap();
+        assert_eq!(b2, b);
+        assert_ne!(hb2, hb, "a new generation");
+        assert_eq!(s.decode(hb), None, "the old handle is stale");
+        assert_eq!(s.decode(hb2), Some(b));
+        assert_eq!(s.get(b), Some(&20));
+        assert_eq!(s.next_reused(), Some(a));
+        let (a2, ha2) = s.insert_reused(21).unwrap();
+        assert_eq!((a2, s.decode(ha)), (a, None));
+        assert_eq!(s.decode(ha2), Some(a));
+        assert_eq!(s.insert_reused(22), None, "free list empty again");
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.slots.len(), 3, "no entry added by reuse");
+        assert_eq!(s.get(c), Some(&12));
+    }
+
+    #[test]
     fn tagged_handles_carry_their_tag() {
         let mut a = Slab::tagged(kind::REQUEST, 5);
         let mut b = Slab::tagged(kind::REQUEST, 6);

@@ -79,7 +79,7 @@ pub fn vci(id: u32, mode: u8, src: i32, tag: i32, n: usize) -> Option<usize> {
 /// `None` otherwise (the context's own VCI applies).
 #[inline(always)]
 pub fn vci_of_msg(ctx: u32, src: i32, tag: i32, n: usize) -> Option<usize> {
-    if ctx % CONTEXTS_PER_ID != 0 {
+    if !ctx.is_multiple_of(CONTEXTS_PER_ID) {
         return None;
     }
     let id = ctx / CONTEXTS_PER_ID;

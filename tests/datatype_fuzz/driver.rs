@@ -485,7 +485,7 @@ impl Case {
             assert_ne!(rc, MPI_SUCCESS, "negative count or blocklength accepted");
         }
         let k = self.node(i);
-        let bytes = if kind % 2 == 0 {
+        let bytes = if kind.is_multiple_of(2) {
             (st as isize).checked_mul(k.extent)
         } else {
             Some(st as isize)

@@ -1938,7 +1938,7 @@ unsafe fn get_count(status: *const MPI_Status, dt: MPI_Datatype, elements: bool)
                 .map_or(MPI_UNDEFINED as i64, |n| n as i64)
         } else if d.size == 0 {
             0
-        } else if bytes % d.size as u64 == 0 {
+        } else if bytes.is_multiple_of(d.size as u64) {
             (bytes / d.size as u64) as i64
         } else {
             MPI_UNDEFINED as i64
@@ -2027,7 +2027,7 @@ pub(crate) unsafe fn MPI_Status_set_elements_c(
         // Copies of one basic type: any number of them.
         Some(b) if d.elements == d.size as u64 / b.size.max(1) as u64 => n * b.size as u64,
         _ if d.elements == 0 => 0,
-        _ if n % d.elements == 0 => n / d.elements * d.size as u64,
+        _ if n.is_multiple_of(d.elements) => n / d.elements * d.size as u64,
         _ => {
             return fail(
                 MPI_ERR_ARG,

@@ -194,7 +194,9 @@ impl TypeInfo {
         if self.size == 0 {
             return if bytes == 0 { Some(0) } else { None };
         }
-        (bytes % self.size as u64 == 0).then(|| bytes / self.size as u64)
+        bytes
+            .is_multiple_of(self.size as u64)
+            .then(|| bytes / self.size as u64)
     }
 }
 

@@ -1348,7 +1348,7 @@ mod tests {
                 got.push(m.env.tag);
                 // Hold up to `hold` messages, and give them back newest first.
                 held.push(m.cell);
-                if held.len() > hold || round as usize % (hold + 1) == 0 {
+                if held.len() > hold || (round as usize).is_multiple_of(hold + 1) {
                     while let Some(c) = held.pop() {
                         b.release(c);
                     }
