@@ -54,10 +54,9 @@ const NO_FREE: u32 = u32::MAX;
 /// entry goes to the head of the free list. Its handle stays, but decodes to nothing while
 /// the entry is empty, and a reuse moves it to a new generation ([`next_generation`]).
 #[inline(always)]
-fn retire<T>(s: &mut Slot<T>, index: u32, free_head: &mut u32, free_len: &mut usize) {
+fn retire<T>(s: &mut Slot<T>, index: u32, free_head: &mut u32) {
     s.next_free = *free_head;
     *free_head = index;
-    *free_len += 1;
 }
 
 /// Moves a reused entry's handle to the next generation, so that the handles of the
@@ -74,8 +73,6 @@ pub struct Slab<T> {
     /// The most recently freed entry, first to be reused; the free entries are linked through
     /// [`Slot::next_free`] (no allocation on free or reuse).
     free_head: u32,
-    /// Number of free entries.
-    free_len: usize,
     /// `tag << 32 | kind`, or'ed into every handle.
     base: usize,
 }
@@ -92,7 +89,6 @@ impl<T> Slab<T> {
         Slab {
             slots: Vec::new(),
             free_head: NO_FREE,
-            free_len: 0,
             base: (tag << 32) | kind,
         }
     }
@@ -152,7 +148,6 @@ impl<T> Slab<T> {
         let i = self.free_head;
         let s = self.slots.get_mut(i as usize)?;
         self.free_head = s.next_free;
-        self.free_len -= 1;
         debug_assert!(s.value.is_none());
         // A slot on the free list is empty: nothing to drop.
         std::mem::forget(s.value.replace(value));
@@ -176,7 +171,7 @@ impl<T> Slab<T> {
         } else {
             drop(v);
         }
-        retire(s, index, &mut self.free_head, &mut self.free_len);
+        retire(s, index, &mut self.free_head);
         true
     }
 
@@ -185,7 +180,7 @@ impl<T> Slab<T> {
     pub fn remove(&mut self, index: u32) -> Option<T> {
         let s = self.slots.get_mut(index as usize)?;
         let v = s.value.take()?;
-        retire(s, index, &mut self.free_head, &mut self.free_len);
+        retire(s, index, &mut self.free_head);
         Some(v)
     }
 
@@ -199,7 +194,7 @@ impl<T> Slab<T> {
             return false;
         }
         s.value = None;
-        retire(s, index, &mut self.free_head, &mut self.free_len);
+        retire(s, index, &mut self.free_head);
         true
     }
 
@@ -248,13 +243,12 @@ impl<T> Slab<T> {
         let i = self.free_head;
         let s = self.slots.get_mut(i as usize)?;
         self.free_head = s.next_free;
-        self.free_len -= 1;
         Some(i)
     }
 
-    /// Number of live objects.
+    /// Number of live objects (counted: no hot path asks, so no counter is kept).
     pub fn len(&self) -> usize {
-        self.slots.len() - self.free_len
+        self.slots.iter().filter(|s| s.value.is_some()).count()
     }
 
     /// Whether no object is live.
