@@ -14,8 +14,12 @@
 //! is free *and* nothing is pending, so a holder that got the lock this way has nothing to
 //! drain. Any other word goes to the out-of-line paths, which take the lock while keeping
 //! `PENDING` set; the holder then clears it with [`VciLock::take_pending`] and drains.
-//! Release is `compare_exchange(LOCKED, 0)`, with the out-of-line path waking a parked thread
-//! or keeping a `PENDING` set meanwhile.
+//! Release is `fetch_sub(LOCKED)` (one `lock dec`): it clears `LOCKED` and keeps any other
+//! bit; when it finds `PARKED` set, the out-of-line path wakes a parked thread. Clearing
+//! `LOCKED` first is safe for the parked threads: a thread parks only while its validation,
+//! run under the parking lot's bucket lock, finds `LOCKED | PARKED`, and the wake-up runs
+//! under that bucket lock after the release, so a thread either sees the lock free and does
+//! not park, or is in the queue when the wake-up looks (see [`VciLock::wake_after_release`]).
 //!
 //! **Ordering.** Every change of the word is a read-modify-write, so each release RMW (an
 //! unlock, a [`VciLock::mark_pending`]) heads a release sequence that every later change
@@ -112,13 +116,24 @@ impl VciLock {
     /// The calling thread holds it.
     #[inline(always)]
     pub unsafe fn unlock(&self) {
-        if self
-            .word
-            .compare_exchange(LOCKED, 0, Ordering::Release, Ordering::Relaxed)
-            .is_err()
-        {
-            self.unlock_slow();
+        // SAFETY: forwarded.
+        if !unsafe { self.release() } {
+            self.wake_after_release();
         }
+    }
+
+    /// Releases the lock with one atomic decrement: whether that is all, else the caller
+    /// must call [`VciLock::wake_after_release`] (a thread may be parked), as soon as it can
+    /// and before it takes the lock again.
+    ///
+    /// # Safety
+    /// The calling thread holds it.
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn release(&self) -> bool {
+        // Only this thread clears `LOCKED` (it holds the lock); other threads only set
+        // `PARKED` and `PENDING` meanwhile, so the word is at least `LOCKED`.
+        self.word.fetch_sub(LOCKED, Ordering::Release) == LOCKED
     }
 
     /// Marks work pending for the next holder (any thread, after it queued the work).
@@ -204,38 +219,26 @@ impl VciLock {
         }
     }
 
+    /// The rest of a release that found more than `LOCKED` ([`VciLock::release`]): wakes a
+    /// parked thread if there is one. Harmless when there is none (only `PENDING` was set).
     #[cold]
     #[inline(never)]
-    fn unlock_slow(&self) {
-        #[cfg(loom)]
-        {
-            self.word.fetch_and(!LOCKED, Ordering::Release);
-        }
+    pub fn wake_after_release(&self) {
+        // Under loom waiting threads yield instead of parking: nothing to wake.
         #[cfg(not(loom))]
         {
-            // Only `PENDING` besides `LOCKED`: release, keeping it for the next holder. A
-            // compare-and-swap, not a blind clear: a thread that sets `PARKED` meanwhile (it
-            // can while the lock is held) makes it fail, and is then woken below.
-            let mut state = self.word.load(Ordering::Relaxed);
-            while state & PARKED == 0 {
-                match self.word.compare_exchange_weak(
-                    state,
-                    state & !LOCKED,
-                    Ordering::Release,
-                    Ordering::Relaxed,
-                ) {
-                    Ok(_) => return,
-                    Err(x) => state = x,
-                }
+            if self.word.load(Ordering::Relaxed) & PARKED == 0 {
+                // Nobody parked, or a later holder's release wakes them (a thread that sets
+                // `PARKED` from now on sees the lock held by someone else).
+                return;
             }
             let addr = self as *const VciLock as usize;
             let callback = |result: parking_lot_core::UnparkResult| {
-                let clear = if result.have_more_threads {
-                    LOCKED
-                } else {
-                    LOCKED | PARKED
-                };
-                self.word.fetch_and(!clear, Ordering::Release);
+                // Under the bucket lock: with nobody left in the queue, a thread that set
+                // `PARKED` and has not parked yet fails its validation and retries.
+                if !result.have_more_threads {
+                    self.word.fetch_and(!PARKED, Ordering::Relaxed);
+                }
                 parking_lot_core::DEFAULT_UNPARK_TOKEN
             };
             // SAFETY: `addr` is this lock's parking key; the callback neither panics nor
@@ -274,6 +277,51 @@ mod tests {
         assert!(l.is_locked());
         // SAFETY: held by this thread.
         unsafe { l.unlock() };
+    }
+
+    /// A release that finds more than `LOCKED` says so and keeps the other bits: a pending
+    /// mark stays for the next holder; a parked waiter is woken by `wake_after_release`.
+    #[test]
+    fn release_reports_and_keeps_other_bits_and_the_wake_up_frees_a_parked_waiter() {
+        let l = VciLock::new();
+        assert!(l.try_lock_clean());
+        // SAFETY: held by this thread.
+        assert!(
+            unsafe { l.release() },
+            "nothing else set: one decrement is all"
+        );
+        assert!(l.try_lock_clean());
+        l.mark_pending();
+        // SAFETY: held by this thread.
+        assert!(!unsafe { l.release() }, "pending work reported");
+        assert!(
+            !l.is_locked() && l.word.load(Ordering::Relaxed) == PENDING,
+            "mark kept"
+        );
+        l.wake_after_release(); // nobody parked: nothing to do
+        assert!(l.try_lock());
+        assert!(l.take_pending());
+        // SAFETY: held by this thread.
+        unsafe { l.unlock() };
+
+        let l = Arc::new(VciLock::new());
+        assert!(l.try_lock_clean());
+        let waiter = {
+            let l = l.clone();
+            std::thread::spawn(move || {
+                l.lock();
+                // SAFETY: held by this thread.
+                unsafe { l.unlock() };
+            })
+        };
+        while l.word.load(Ordering::Relaxed) & PARKED == 0 {
+            std::thread::yield_now();
+        }
+        // SAFETY: held by this thread.
+        assert!(!unsafe { l.release() }, "a parked waiter reported");
+        l.wake_after_release();
+        waiter.join().unwrap();
+        assert_eq!(l.word.load(Ordering::Relaxed), 0, "released, nobody parked");
     }
 
     /// Threads that outnumber the cores contend (and park): every increment survives.
