@@ -122,11 +122,6 @@ fn rid_of(v: usize, index: u32) -> u32 {
     ((v as u32) << RID_VCI_SHIFT) | index
 }
 
-#[inline(always)]
-fn index_of(rid: u32) -> u32 {
-    rid & ((1 << RID_VCI_SHIFT) - 1)
-}
-
 /// `MPI_Isend` (standard mode) fast path: the request handle when the send completed here.
 ///
 /// # Safety
@@ -347,10 +342,28 @@ fn buffer_self(
 /// The posted receive request `rid`, if it is on VCI `v` and the fast path may complete it.
 #[inline(always)]
 pub(crate) fn plain_posted(reqs: &mut Slab<Request>, v: usize, rid: u32) -> Option<&mut Request> {
-    if vci::vci_of_rid(rid) != v {
+    plain_posted_at(reqs, (v as u32) << vci::RID_VCI_SHIFT, rid)
+}
+
+/// [`plain_posted`] for the VCI whose request indices carry `rid_base` (`v << RID_VCI_SHIFT`):
+/// one exclusive or both checks the VCI and yields the index.
+#[inline(always)]
+pub(crate) fn plain_posted_at(
+    reqs: &mut Slab<Request>,
+    rid_base: u32,
+    rid: u32,
+) -> Option<&mut Request> {
+    let index = rid ^ rid_base;
+    if index >= 1 << vci::RID_VCI_SHIFT {
         return None;
     }
-    match reqs.get_mut(index_of(rid)) {
+    plain_posted_index(reqs, index)
+}
+
+/// The request at `index` of `reqs`, if it is a receive the fast path may complete.
+#[inline(always)]
+pub(crate) fn plain_posted_index(reqs: &mut Slab<Request>, index: u32) -> Option<&mut Request> {
+    match reqs.get_mut(index) {
         Some(r) if plain_recv(r) => Some(r),
         _ => None,
     }
@@ -787,21 +800,29 @@ unsafe fn finish_all(
 pub(crate) fn finish_each(s: &mut VciState, reqs: &mut [MPI_Request]) -> bool {
     for h in reqs.iter_mut() {
         let handle = *h as usize;
-        if handle != MPI_REQUEST_NULL && handle != DONE_SEND_HANDLE {
-            // `None`: not plain, not complete, or the same request listed twice (freed just
-            // before): the slow path finishes or reports it.
-            let Some(index) = s.reqs.decode(handle) else {
-                return false;
-            };
-            if !s.reqs.get(index).is_some_and(finishable) {
-                return false;
-            }
-            // `finishable` checked that it owns no out-of-line state (`extra`, the only
-            // field with drop glue, is `None`).
-            s.reqs.free_plain(index, |_| true);
+        if handle != MPI_REQUEST_NULL && handle != DONE_SEND_HANDLE && !finish_plain(s, handle) {
+            return false;
         }
         *h = MPI_REQUEST_NULL as MPI_Request;
     }
+    true
+}
+
+/// The step of [`finish_each`] for one request `handle` that is neither null nor the shared
+/// complete send: frees it if it is complete, plain and successful. Whether it did.
+#[inline(always)]
+pub(crate) fn finish_plain(s: &mut VciState, handle: usize) -> bool {
+    // `None`: not plain, not complete, or the same request listed twice (freed just before):
+    // the slow path finishes or reports it.
+    let Some(index) = s.reqs.decode(handle) else {
+        return false;
+    };
+    if !s.reqs.get(index).is_some_and(finishable) {
+        return false;
+    }
+    // `finishable` checked that it owns no out-of-line state (`extra`, the only field with
+    // drop glue, is `None`).
+    s.reqs.free_plain(index, |_| true);
     true
 }
 

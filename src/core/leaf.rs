@@ -9,40 +9,28 @@
 //! - `MPI_Isend` (standard mode) to oneself, matched to the oldest posted receive;
 //! - `MPI_Waitall` with `MPI_STATUSES_IGNORE` over requests of one VCI that are complete.
 //!
-//! What keeps them short: below `MPI_THREAD_MULTIPLE` the way in is one load
-//! ([`vci::direct_state`]); every check comes before the first change, so that a decline
-//! needs no undo; no call whose result is used (the one call, a `memcpy` of more than 16
-//! bytes, comes last, after every store); no guard object whose drop an unwinding call would
-//! need; no VCI that only a call finds (communicators spread over the VCIs decline); and
-//! every argument is passed on untouched to the full path. The `*_locked` variants serve
-//! `MPI_THREAD_MULTIPLE` under the lock-based models: they take the VCI's lock with one
-//! compare-and-swap and decline when that fails; the entry points keep them in functions of
-//! their own, so that their lock calls do not cost the direct variants registers.
+//! What keeps them short: the way in is one load ([`crate::core::vci::LeafWays`]): below
+//! `MPI_THREAD_MULTIPLE` VCI 0's state itself, under the lock-based models the VCI slot of a
+//! predefined communicator or of a request's VCI, whose lock the `*_locked` variants take with
+//! one compare-and-swap (declining when that fails); every check comes before the first
+//! change, so that a decline needs no undo (past the lock's release); no call whose result is
+//! used (the one call, a `memcpy` of more than 16 bytes, comes last, after every store); no
+//! guard object whose drop an unwinding call would need; no VCI that only a call finds
+//! (communicators spread over the VCIs decline); and every argument is passed on untouched
+//! to the full path. The C entry points hold both variants inline, so that one function
+//! frame serves both ways in.
 
 use crate::abi::consts::*;
 use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
-use crate::core::fastpath::{finish_each, plain_posted, DONE_SEND_HANDLE};
+use crate::core::fastpath::{
+    finish_each, finish_plain, plain_posted_at, plain_posted_index, DONE_SEND_HANDLE,
+};
 use crate::core::matching::{Pattern, Posted};
 use crate::core::request::{ReqKind, Request, Status};
 use crate::core::slab::Slab;
-use crate::core::vci::{self, Pool, VciState, RID_VCI_SHIFT};
-
-/// The VCI of communicator handle `comm` when known without a call (communicators spread
-/// over the VCIs by their assertions are not).
-#[inline(always)]
-fn leaf_vci(pool: &Pool, comm: usize) -> Option<usize> {
-    if pool.len() == 1 {
-        Some(0) // every communicator; the VCI's cache still validates `comm`
-    } else if comm == MPI_COMM_WORLD {
-        Some(pool.vci_of_ctx(0))
-    } else if comm == MPI_COMM_SELF {
-        Some(pool.vci_of_ctx(CONTEXTS_PER_ID))
-    } else {
-        vci::comm_hint(comm).filter(|&v| v < pool.len())
-    }
-}
+use crate::core::vci::{LeafSlot, LeafWays, VciState};
 
 /// Marks the path that declines as cold (keeps the hot path straight, its checks as
 /// branches) and declines.
@@ -57,6 +45,46 @@ fn decline<T>() -> Option<T> {
 fn declined() -> bool {
     std::hint::cold_path();
     false
+}
+
+/// What a `*_locked` leaf did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Locked {
+    /// The call is done and the VCI's lock released.
+    Done,
+    /// The call is done and the VCI's lock released, but a thread may be parked on it: the
+    /// caller wakes it ([`LeafSlot::wake`]) out of line.
+    Wake,
+    /// Declined, holding nothing: the caller goes on to the full path.
+    Declined,
+    /// Declined with the VCI's lock still held (nothing else changed): the caller releases
+    /// it out of line, then goes on to the full path. Releasing it here could call the
+    /// lock's slow path, across which every argument would have to be kept in saved
+    /// registers, which every other path would pay for.
+    Held,
+}
+
+/// What a `*_locked` leaf that did the call returns after [`LeafSlot::release`] answered
+/// `all`.
+#[inline(always)]
+fn released(all: bool) -> Locked {
+    if all {
+        Locked::Done
+    } else {
+        std::hint::cold_path();
+        Locked::Wake
+    }
+}
+
+/// [`declined`] for a `*_locked` leaf.
+#[inline(always)]
+fn declined_locked(held: bool) -> Locked {
+    std::hint::cold_path();
+    if held {
+        Locked::Held
+    } else {
+        Locked::Declined
+    }
 }
 
 /// Bytes of a standard-mode send the `MPI_Isend` leaf may take: predefined contiguous type,
@@ -85,7 +113,7 @@ fn send_bytes(
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt` (the caller's MPI contract); `request` is null or
-/// points to a request handle; `s` came from [`vci::direct_state`].
+/// points to a request handle; `s` came from [`crate::core::vci::LeafWays::direct`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn isend_self_direct(
@@ -101,7 +129,7 @@ pub unsafe fn isend_self_direct(
     let Some(bytes) = send_bytes(buf, count, dt, tag, request) else {
         return false;
     };
-    let Some((dst, n)) = complete_self_send(s, 0, bytes, dest, tag, comm) else {
+    let Some((dst, n)) = complete_self_send::<true>(s, 0, bytes, dest, tag, comm) else {
         return false;
     };
     // SAFETY: a non-null request pointer points to the caller's request handle.
@@ -114,14 +142,16 @@ pub unsafe fn isend_self_direct(
     true
 }
 
-/// [`isend_self_direct`] under `MPI_THREAD_MULTIPLE`, under the lock of the communicator's
-/// VCI (declines when it is taken).
+/// [`isend_self_direct`] under the lock of the communicator's VCI, whose slot the locked way
+/// in found (declines when the lock is taken).
 ///
 /// # Safety
 /// As for [`isend_self_direct`], but the caller is a C entry point (not inside the slow
-/// path) that found the runtime `READY_LOCKED`.
+/// path) and `slot` came from [`crate::core::vci::LeafWays::locked_for_comm`].
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn isend_self_locked(
+    slot: &LeafSlot,
     buf: *const u8,
     count: i32,
     dt: usize,
@@ -129,25 +159,18 @@ pub unsafe fn isend_self_locked(
     tag: i32,
     comm: usize,
     request: *mut MPI_Request,
-) -> bool {
+) -> Locked {
     let Some(bytes) = send_bytes(buf, count, dt, tag, request) else {
-        return false;
-    };
-    let Some(pool) = vci::pool() else {
-        return false;
-    };
-    let Some(v) = leaf_vci(pool, comm) else {
-        return false;
+        return Locked::Declined;
     };
     // SAFETY: not inside the slow path (caller's contract); the state is used until the
-    // `leaf_leave` below.
-    let Some(s) = (unsafe { pool.leaf_enter::<true>(v) }) else {
-        return false;
+    // `leave` below, or until the caller releases the lock after `Held`.
+    let Some(s) = (unsafe { slot.enter() }) else {
+        return declined_locked(false);
     };
-    let Some((dst, n)) = complete_self_send(s, v, bytes, dest, tag, comm) else {
-        // SAFETY: entered above on this thread; `s` is not used again.
-        unsafe { pool.leaf_leave::<true>(v) };
-        return false;
+    let Some((dst, n)) = complete_self_send::<false>(s, slot.rid_base(), bytes, dest, tag, comm)
+    else {
+        return declined_locked(true);
     };
     // SAFETY: a non-null request pointer points to the caller's request handle.
     unsafe { *request = DONE_SEND_HANDLE as MPI_Request };
@@ -155,18 +178,20 @@ pub unsafe fn isend_self_locked(
     // SAFETY: as in `isend_self_direct`.
     unsafe { crate::core::p2p::copy_bytes(buf, dst, n) };
     // SAFETY: entered above on this thread; `s` is not used again.
-    unsafe { pool.leaf_leave::<true>(v) };
-    true
+    released(unsafe { slot.release() })
 }
 
-/// Completes the oldest receive posted on VCI `v` with a message of `bytes` bytes from this
+/// Completes the oldest receive posted on the VCI whose request indices carry `rid_base`
+/// (`v << RID_VCI_SHIFT`; 0 for VCI 0) with a message of `bytes` bytes from this
 /// rank to itself (`dest`), tag `tag`, on communicator `comm` (the first of the VCI's cache),
 /// if it matches and the fast paths may complete it: where the caller copies the message to
-/// and how many bytes (the status says so already).
+/// and how many bytes (the status says so already). `ONE_VCI`: the pool has one VCI, so
+/// every request index is of VCI 0 (elsewhere a receive posted on one VCI may have moved to
+/// another's queue, when its communicator's spreading was turned on, and declines).
 #[inline(always)]
-fn complete_self_send(
+fn complete_self_send<const ONE_VCI: bool>(
     s: &mut VciState,
-    v: usize,
+    rid_base: u32,
     bytes: usize,
     dest: i32,
     tag: i32,
@@ -188,7 +213,12 @@ fn complete_self_send(
         return decline();
     }
     let rid = p.req;
-    let Some(r) = plain_posted(&mut s.reqs, v, rid) else {
+    let r = if ONE_VCI {
+        plain_posted_index(&mut s.reqs, rid)
+    } else {
+        plain_posted_at(&mut s.reqs, rid_base, rid)
+    };
+    let Some(r) = r else {
         return decline();
     };
     // Before the stores to the request, so that the queue's fields need no reload.
@@ -234,7 +264,7 @@ fn recv_bytes(
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt` (the caller's MPI contract); `request` is null or
-/// points to a request handle; `s` came from [`vci::direct_state`].
+/// points to a request handle; `s` came from [`crate::core::vci::LeafWays::direct`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn irecv_post_direct(
@@ -258,14 +288,16 @@ pub unsafe fn irecv_post_direct(
     true
 }
 
-/// [`irecv_post_direct`] under `MPI_THREAD_MULTIPLE`, under the lock of the communicator's
-/// VCI (declines when it is taken).
+/// [`irecv_post_direct`] under the lock of the communicator's VCI, whose slot the locked
+/// way in found (declines when the lock is taken).
 ///
 /// # Safety
 /// As for [`irecv_post_direct`], but the caller is a C entry point (not inside the slow
-/// path) that found the runtime `READY_LOCKED`.
+/// path) and `slot` came from [`crate::core::vci::LeafWays::locked_for_comm`].
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub unsafe fn irecv_post_locked(
+    slot: &LeafSlot,
     buf: *mut u8,
     count: i32,
     dt: usize,
@@ -273,47 +305,44 @@ pub unsafe fn irecv_post_locked(
     tag: i32,
     comm: usize,
     request: *mut MPI_Request,
-) -> bool {
+) -> Locked {
     let Some(bytes) = recv_bytes(buf, count, dt, tag, request) else {
-        return false;
-    };
-    let Some(pool) = vci::pool() else {
-        return false;
-    };
-    let Some(v) = leaf_vci(pool, comm) else {
-        return false;
+        return Locked::Declined;
     };
     // SAFETY: not inside the slow path (caller's contract); the state is used until the
-    // `leaf_leave` below.
-    let Some(s) = (unsafe { pool.leaf_enter::<true>(v) }) else {
-        return false;
+    // `leave` below, or until the caller releases the lock after `Held`.
+    let Some(s) = (unsafe { slot.enter() }) else {
+        return declined_locked(false);
     };
-    let posted = post(s, v, buf, bytes, src, tag, comm);
-    if let Some(h) = posted {
-        // SAFETY: a non-null request pointer points to the caller's request handle.
-        unsafe { *request = h as MPI_Request };
-    }
+    let Some(h) = post(s, slot.rid_base(), buf, bytes, src, tag, comm) else {
+        return declined_locked(true);
+    };
+    // SAFETY: a non-null request pointer points to the caller's request handle.
+    unsafe { *request = h as MPI_Request };
     // SAFETY: entered above on this thread; `s` is not used again.
-    unsafe { pool.leaf_leave::<true>(v) };
-    posted.is_some()
+    released(unsafe { slot.release() })
 }
 
-/// The body of [`irecv_post_direct`] on VCI `v`'s state: the new request's handle. Every check
+/// The body of [`irecv_post_direct`] on the state of the VCI whose request indices carry
+/// `rid_base`: the new request's handle. Every check
 /// comes before the first change.
 #[inline(always)]
 fn post(
     s: &mut VciState,
-    v: usize,
+    rid_base: u32,
     buf: *mut u8,
     bytes: usize,
     src: i32,
     tag: i32,
     comm: usize,
 ) -> Option<usize> {
+    if !s.matcher.unexpected.is_empty() {
+        return decline();
+    }
     let Some(c) = s.comms.first() else {
         return decline();
     };
-    if c.handle != comm || !s.matcher.unexpected.is_empty() {
+    if c.handle != comm {
         return decline();
     }
     if !((src as u32) < (c.size as u32) || src == MPI_ANY_SOURCE) {
@@ -324,23 +353,26 @@ fn post(
     if (src | tag) < 0 && crate::core::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0 {
         return decline();
     }
-    if s.reqs.next_reused().is_none() || s.matcher.posted.len() >= s.matcher.posted.capacity() {
+    if s.reqs.next_reused().is_none() {
         return decline();
     }
-    // Nothing below declines (the checks above leave room for both inserts).
-    let pattern = Pattern {
-        ctx: c.ctx,
-        src,
-        tag,
+    let Some(spot) = s.matcher.posted.vacant_back() else {
+        return decline();
     };
+    // Nothing below declines (the checks above leave room in both tables).
     let mut r = Request::new(ReqKind::Recv, c.idx);
     r.buf = buf;
     r.cap = bytes;
     let (index, handle) = s.reqs.insert_reused(r)?;
-    s.matcher.posted.push_back_within(Posted {
-        pattern,
-        req: ((v as u32) << RID_VCI_SHIFT) | index,
-    });
+    *spot = Posted {
+        pattern: Pattern {
+            ctx: c.ctx,
+            src,
+            tag,
+        },
+        req: rid_base | index,
+    };
+    s.matcher.posted.count_back();
     Some(handle)
 }
 
@@ -350,7 +382,7 @@ fn post(
 /// it freed (from the front) read `MPI_REQUEST_NULL`, which the full path takes as complete.
 ///
 /// # Safety
-/// `reqs` is null or has `count` entries; `s` came from [`vci::direct_state`].
+/// `reqs` is null or has `count` entries; `s` came from [`crate::core::vci::LeafWays::direct`].
 #[inline(always)]
 pub unsafe fn waitall_done_direct(
     s: &mut VciState,
@@ -366,38 +398,59 @@ pub unsafe fn waitall_done_direct(
     finish_each(s, reqs)
 }
 
-/// [`waitall_done_direct`] under `MPI_THREAD_MULTIPLE`, under the lock of the VCI of the
-/// first request (declines when it is taken).
+/// [`waitall_done_direct`] under the lock of the VCI of the first request that is neither
+/// null nor the shared complete send, whose slot the locked way in `ways` holds (declines
+/// when the lock is taken, or when that way is closed). Returns the slot with [`Locked::Wake`] and [`Locked::Held`].
+/// Requests finished before a decline read `MPI_REQUEST_NULL`, as for
+/// [`waitall_done_direct`].
 ///
 /// # Safety
-/// `reqs` is null or has `count` entries; the caller is a C entry point (not inside the
-/// slow path) that found the runtime `READY_LOCKED`.
+/// `reqs` is null or has `count` entries; the caller is a C entry point (not inside the slow
+/// path).
 #[inline(always)]
 pub unsafe fn waitall_done_locked(
+    ways: &LeafWays,
     count: i32,
     reqs: *mut MPI_Request,
     statuses: *mut MPI_Status,
-) -> bool {
-    if count <= 0 || reqs.is_null() || !statuses.is_null() {
-        return declined();
+) -> (Locked, Option<&'static LeafSlot>) {
+    // The checks of `waitall_done_direct` in another order: the compiler would otherwise
+    // hoist the two copies into one ahead of the way test, as a branch-free sequence that
+    // costs the direct leaf three instructions.
+    if !statuses.is_null() || count <= 0 || reqs.is_null() {
+        return (declined_locked(false), None);
     }
     // SAFETY: the caller passes `count` requests.
     let reqs = unsafe { std::slice::from_raw_parts_mut(reqs, count as usize) };
-    let special = |h: MPI_Request| h as usize == MPI_REQUEST_NULL || h as usize == DONE_SEND_HANDLE;
-    let Some(first) = reqs.iter().find(|&&h| !special(h)) else {
-        return declined(); // null and shared complete requests only: the full path
+    // Null and shared complete requests before the first other one are complete: done
+    // without a lock.
+    let mut rest = reqs.iter_mut();
+    let first = loop {
+        let Some(h) = rest.next() else {
+            return (Locked::Done, None);
+        };
+        let handle = *h as usize;
+        if handle != MPI_REQUEST_NULL && handle != DONE_SEND_HANDLE {
+            break h;
+        }
+        *h = MPI_REQUEST_NULL as MPI_Request;
     };
-    let Some(pool) = vci::pool() else {
-        return false;
+    let handle = *first as usize;
+    let Some(slot) = ways.locked_for_vci(Slab::<Request>::tag_of(handle)) else {
+        return (declined_locked(false), None);
     };
-    let v = Slab::<Request>::tag_of(*first as usize);
     // SAFETY: not inside the slow path (caller's contract); the state is used until the
-    // `leaf_leave` below.
-    let Some(s) = (unsafe { pool.leaf_enter::<true>(v) }) else {
-        return false;
+    // `release` below, or until the caller releases the lock after `Held`.
+    let Some(s) = (unsafe { slot.enter() }) else {
+        return (declined_locked(false), None);
     };
-    let all = finish_each(s, reqs);
+    if !finish_plain(s, handle) {
+        return (declined_locked(true), Some(slot));
+    }
+    *first = MPI_REQUEST_NULL as MPI_Request;
+    if !finish_each(s, rest.into_slice()) {
+        return (declined_locked(true), Some(slot));
+    }
     // SAFETY: entered above on this thread; `s` is not used again.
-    unsafe { pool.leaf_leave::<true>(v) };
-    all
+    (released(unsafe { slot.release() }), Some(slot))
 }

@@ -144,16 +144,25 @@ impl PostedQueue {
         }
     }
 
-    /// Appends `p` when the ring has room, which the caller checked ([`PostedQueue::len`]
-    /// below [`PostedQueue::capacity`]); never grows it, so never allocates.
+    /// The ring entry the next append fills, when the ring has room (never grows it, so
+    /// never allocates). Changes nothing: the caller fills the entry, then counts it with
+    /// [`PostedQueue::count_back`]. Taking the entry early lets a hot path compute its place
+    /// from the fields it has just checked.
     #[inline(always)]
-    pub fn push_back_within(&mut self, p: Posted) {
-        debug_assert!(self.len < self.buf.len());
-        let i = self.slot(self.len);
-        if let Some(e) = self.buf.get_mut(i) {
-            *e = p;
-            self.len += 1;
+    pub fn vacant_back(&mut self) -> Option<&mut Posted> {
+        if self.len >= self.buf.len() {
+            return None;
         }
+        let i = self.slot(self.len);
+        self.buf.get_mut(i)
+    }
+
+    /// Counts the entry [`PostedQueue::vacant_back`] returned, which the caller filled, as
+    /// the newest posted receive.
+    #[inline(always)]
+    pub fn count_back(&mut self) {
+        debug_assert!(self.len < self.buf.len());
+        self.len += 1;
     }
 
     /// Removes and returns the oldest posted receive.
@@ -394,7 +403,7 @@ mod tests {
     }
 
     #[test]
-    fn push_within_fills_the_ring_without_growing_it() {
+    fn vacant_back_fills_the_ring_without_growing_it() {
         let mut q = PostedQueue::default();
         let post = |req| Posted {
             pattern: Pattern {
@@ -411,11 +420,12 @@ mod tests {
         assert_eq!(cap, 8);
         // From a head in the middle of the ring, fill it exactly, wrapping around.
         for r in 1..=cap as u32 {
-            assert!(q.len() < q.capacity());
-            q.push_back_within(post(r));
+            *q.vacant_back().expect("room") = post(r);
+            q.count_back();
         }
         assert_eq!(q.len(), cap);
         assert_eq!(q.capacity(), cap, "never grew");
+        assert!(q.vacant_back().is_none(), "full");
         let got: Vec<u32> = std::iter::from_fn(|| q.pop_front().map(|p| p.req)).collect();
         assert_eq!(got, (1..=cap as u32).collect::<Vec<_>>());
     }

@@ -348,7 +348,6 @@ pub fn init(required: i32) -> MpiResult<i32> {
                 READY
             };
             G.state.store(state, Ordering::Release);
-            vci::set_direct(state == READY);
             let offload =
                 provided == MPI_THREAD_MULTIPLE && vci::thread_model() == vci::ThreadModel::Offload;
             if async_progress || offload {
@@ -358,6 +357,12 @@ pub fn init(required: i32) -> MpiResult<i32> {
                 vci::set_queued(vci::Queued::Offload);
                 G.state.store(READY_DELEGATED, Ordering::Release);
             }
+            // The leaf fast paths' way in, once the state is final (see `vci::LeafWays`).
+            vci::set_leaf_way(match G.state.load(Ordering::Acquire) {
+                READY => vci::LeafWay::Direct,
+                READY_LOCKED => vci::LeafWay::Locked,
+                _ => vci::LeafWay::Closed,
+            });
             Ok(provided)
         }
         Err(e) => {
@@ -546,7 +551,7 @@ pub fn finalize() -> MpiResult<()> {
         vci::set_queued(vci::Queued::None);
     }
     crate::core::async_progress::stop();
-    vci::set_direct(false);
+    vci::set_leaf_way(vci::LeafWay::Closed);
     let prev = G.state.swap(BUSY, Ordering::AcqRel);
     if prev != READY && !locked_state(prev) {
         G.state.store(prev, Ordering::Release);

@@ -28,6 +28,9 @@ use crate::core::vci_lock::VciLock;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, Ordering};
 
+mod leaf_ways;
+pub use leaf_ways::{set as set_leaf_way, ways as leaf_ways, LeafSlot, LeafWay, LeafWays, Way};
+
 /// Most VCIs a process uses.
 pub const MAX_VCIS: usize = 64;
 /// Bit position of the VCI in a request index.
@@ -99,10 +102,14 @@ impl VciState {
     }
 }
 
-#[repr(align(128))]
+/// One VCI: its lock first (at the slot's address, so that the leaf paths reach it without
+/// an offset held apart), then its index and state.
+#[repr(C, align(128))]
 struct Slot {
     /// The VCI's lock, which also carries the `lockq` model's pending mark.
     lock: VciLock,
+    /// This VCI's index as it sits in request indices (`index << RID_VCI_SHIFT`).
+    rid_base: u32,
     state: UnsafeCell<VciState>,
     /// The `csync` model's combining queue of this VCI (idle under the other models).
     comb: Combining<VciState>,
@@ -144,34 +151,6 @@ unsafe impl Sync for Pool {}
 
 static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
 
-/// VCI 0's state while MPI runs below `MPI_THREAD_MULTIPLE` (runtime state `READY`) on a pool
-/// of one VCI, else null: the leaf fast paths' way in with one load (`crate::core::leaf`).
-static DIRECT_STATE: AtomicPtr<VciState> = AtomicPtr::new(std::ptr::null_mut());
-
-/// Opens ([`direct_state`] then finds VCI 0 if the pool has one VCI) or closes the leaf fast
-/// paths' direct way in. Opened once the runtime is `READY` (below MULTIPLE, no progress
-/// thread), closed before it leaves that state.
-pub fn set_direct(open: bool) {
-    let state = match pool() {
-        Some(p) if open && p.len() == 1 => p.slots[0].state.get(),
-        _ => std::ptr::null_mut(),
-    };
-    DIRECT_STATE.store(state, Ordering::Release);
-}
-
-/// VCI 0's state if the direct way in is open ([`set_direct`]).
-///
-/// # Safety
-/// The caller is a C entry point (not inside the slow path) and drops the reference before
-/// it returns. While the way is open, MPI runs below MULTIPLE: this is the only thread in
-/// MPI, so nothing else reaches the state meanwhile.
-#[inline(always)]
-pub unsafe fn direct_state<'a>() -> Option<&'a mut VciState> {
-    // SAFETY: null, or VCI 0's state in the leaked pool (never freed), which only this
-    // thread reaches now (the caller's contract).
-    unsafe { DIRECT_STATE.load(Ordering::Acquire).as_mut() }
-}
-
 /// Hint from a communicator table index to its VCI + 1 (0: unknown); validated by the VCI's
 /// communicator cache, so a stale hint only costs a trip to the slow path.
 static COMM_VCI: [AtomicU8; COMM_HINTS] = [const { AtomicU8::new(0) }; COMM_HINTS];
@@ -189,6 +168,7 @@ impl Pool {
         let slots = (0..n)
             .map(|v| Slot {
                 lock: VciLock::new(),
+                rid_base: (v as u32) << RID_VCI_SHIFT,
                 state: UnsafeCell::new(VciState {
                     reqs: Slab::tagged(kind::REQUEST, v),
                     matcher: Matcher::default(),
@@ -207,40 +187,6 @@ impl Pool {
     #[inline(always)]
     pub fn len(&self) -> usize {
         self.slots.len()
-    }
-
-    /// VCI `v`'s state for a leaf fast path (`crate::core::leaf`): under its lock when
-    /// `LOCKED` (one compare-and-swap that also finds no work pending for its holder; `None`
-    /// when it fails, without waiting), directly below `MPI_THREAD_MULTIPLE`. `None` too
-    /// when `v` is not a VCI of the pool. Leave with [`Pool::leaf_leave`].
-    ///
-    /// # Safety
-    /// The caller is not inside the slow path, uses the state only until it calls
-    /// [`Pool::leaf_leave`] for `v`, and below MULTIPLE is the only thread in MPI.
-    #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
-    pub unsafe fn leaf_enter<const LOCKED: bool>(&self, v: usize) -> Option<&mut VciState> {
-        let slot = self.slots.get(v)?;
-        if LOCKED && !slot.lock.try_lock_clean() {
-            return None;
-        }
-        // SAFETY: the lock is held (MULTIPLE) or this is the only thread in MPI; the slow
-        // path, which reaches VCIs otherwise, holds every slot lock or is not running; the
-        // caller drops the reference before it leaves.
-        Some(unsafe { &mut *slot.state.get() })
-    }
-
-    /// Leaves VCI `v` entered by [`Pool::leaf_enter`] (releases its lock when `LOCKED`).
-    ///
-    /// # Safety
-    /// `leaf_enter::<LOCKED>(v)` succeeded on this thread and its state is no longer used.
-    #[inline(always)]
-    pub unsafe fn leaf_leave<const LOCKED: bool>(&self, v: usize) {
-        if LOCKED {
-            // SAFETY: `v` is a VCI of the pool whose lock this thread took (caller's
-            // contract).
-            unsafe { self.slots.get_unchecked(v).lock.unlock() }
-        }
     }
 
     /// Whether the pool is empty (never: it has at least one VCI).

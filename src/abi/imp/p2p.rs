@@ -9,7 +9,7 @@ use crate::core::bsend::{self, Scope, Space};
 use crate::core::datatype::{self, Layout, Resolved, TypeInfo};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::fastpath;
-use crate::core::leaf;
+use crate::core::leaf::{self, Locked};
 use crate::core::matching::{Pattern, Payload};
 use crate::core::p2p::{
     check_dest, check_recv_tag, check_send_tag, check_source, check_spread, RecvArgs, SendArgs,
@@ -497,8 +497,9 @@ isend_fns! {
     MPI_Ibsend => SendMode::Buffered;
 }
 
-/// `MPI_Isend`: the leaf ([`leaf::isend_self`]) inline; everything else in
-/// [`isend_fast_entry`], which the compiled entry point reaches by a jump.
+/// `MPI_Isend`: the leaf ([`leaf::isend_self_direct`], or [`leaf::isend_self_locked`])
+/// inline; everything else in [`isend_fast_entry`], which the compiled entry point reaches by
+/// a jump.
 #[inline(always)]
 pub(crate) unsafe fn MPI_Isend(
     buf: *const c_void,
@@ -509,35 +510,60 @@ pub(crate) unsafe fn MPI_Isend(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Leaf {
-    // SAFETY: a C entry point; the reference is dropped before the return.
-    let Some(s) = (unsafe { vci::direct_state() }) else {
-        // SAFETY: the caller's arguments, forwarded.
-        return Leaf(unsafe { isend_locked_entry(buf, count, datatype, dest, tag, comm, request) });
+    let ways = vci::leaf_ways();
+    let (b, dt, c) = (buf as *const u8, datatype as usize, comm as usize);
+    // SAFETY: a C entry point, which drops the state before it returns; the caller's buffer
+    // holds `count` elements of `datatype` (MPI contract); the request pointer is null or
+    // points to the caller's request; the state or slot came from the ways in.
+    let done = unsafe {
+        let way = ways.way();
+        if let Some(s) = way.direct() {
+            leaf::isend_self_direct(s, b, count, dt, dest, tag, c, request)
+        } else if way.locked() {
+            match ways.locked_for_comm(c) {
+                Some(slot) => {
+                    match leaf::isend_self_locked(slot, b, count, dt, dest, tag, c, request) {
+                        Locked::Done => true,
+                        Locked::Wake => return Leaf(leaf_wake_entry(slot)),
+                        Locked::Declined => false,
+                        // SAFETY: the caller's arguments, forwarded.
+                        Locked::Held => {
+                            return Leaf(isend_release_entry(
+                                buf, count, datatype, dest, tag, comm, request,
+                            ))
+                        }
+                    }
+                }
+                None => false,
+            }
+        } else {
+            false
+        }
     };
-    // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract); the
-    // request pointer is null or points to the caller's request; `s` is the direct state.
-    if unsafe {
-        leaf::isend_self_direct(
-            s,
-            buf as *const u8,
-            count,
-            datatype as usize,
-            dest,
-            tag,
-            comm as usize,
-            request,
-        )
-    } {
+    if done {
         return Leaf(0);
     }
     // SAFETY: the caller's arguments, forwarded.
     Leaf(unsafe { isend_fast_entry(buf, count, datatype, dest, tag, comm, request) })
 }
 
-/// `MPI_Isend` without the direct way in: the leaf under the VCI's lock (`READY_LOCKED`),
-/// then [`isend_fast_entry`].
+/// The end of a C entry point whose locked leaf did the call but whose lock release found
+/// a thread that may be parked ([`leaf::Locked::Wake`]): wakes it and returns
+/// `MPI_SUCCESS`. Out of line, so that the leaves make no call.
+#[cold]
 #[inline(never)]
-unsafe extern "C" fn isend_locked_entry(
+extern "C" fn leaf_wake_entry(slot: &vci::LeafSlot) -> c_int {
+    slot.wake();
+    // Opaque, so that the entry points jump here rather than call and return a constant
+    // themselves (a call would cost every other path the stack alignment it needs).
+    std::hint::black_box(0)
+}
+
+/// `MPI_Isend` after its locked leaf declined holding the lock of the communicator's VCI
+/// ([`leaf::Locked::Held`]): releases it, then [`isend_fast_entry`].
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn isend_release_entry(
     buf: *const c_void,
     count: c_int,
     datatype: MPI_Datatype,
@@ -546,21 +572,11 @@ unsafe extern "C" fn isend_locked_entry(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    // SAFETY: as in `MPI_Isend`; the state is `READY_LOCKED`.
-    if runtime::fast_state() == runtime::READY_LOCKED
-        && unsafe {
-            leaf::isend_self_locked(
-                buf as *const u8,
-                count,
-                datatype as usize,
-                dest,
-                tag,
-                comm as usize,
-                request,
-            )
-        }
-    {
-        return 0;
+    if let Some(slot) = vci::leaf_ways().locked_for_comm(comm as usize) {
+        // SAFETY: the leaf took this slot's lock on this thread and kept it. The lookup finds
+        // the same slot again: the locked way is fixed while open, and communicator hints
+        // change only on the slow path, which holds every VCI lock.
+        unsafe { slot.leave() };
     }
     // SAFETY: the caller's arguments, forwarded.
     unsafe { isend_fast_entry(buf, count, datatype, dest, tag, comm, request) }
@@ -654,8 +670,9 @@ pub(crate) unsafe fn MPI_Recv_c(
     recv_blocking(buf, count, datatype, source, tag, comm, status)
 }
 
-/// `MPI_Irecv`: the leaf ([`leaf::irecv_post`]) inline; everything else in
-/// [`irecv_fast_entry`], which the compiled entry point reaches by a jump.
+/// `MPI_Irecv`: the leaf ([`leaf::irecv_post_direct`], or [`leaf::irecv_post_locked`])
+/// inline; everything else in [`irecv_fast_entry`], which the compiled entry point reaches by
+/// a jump.
 #[inline(always)]
 pub(crate) unsafe fn MPI_Irecv(
     buf: *mut c_void,
@@ -666,37 +683,48 @@ pub(crate) unsafe fn MPI_Irecv(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> Leaf {
-    // SAFETY: a C entry point; the reference is dropped before the return.
-    let Some(s) = (unsafe { vci::direct_state() }) else {
-        // SAFETY: the caller's arguments, forwarded.
-        return Leaf(unsafe {
-            irecv_locked_entry(buf, count, datatype, source, tag, comm, request)
-        });
+    let ways = vci::leaf_ways();
+    let (b, dt, c) = (buf as *mut u8, datatype as usize, comm as usize);
+    // SAFETY: a C entry point, which drops the state before it returns; the caller's buffer
+    // holds `count` elements of `datatype` (MPI contract); the request pointer is null or
+    // points to the caller's request; the state or slot came from the ways in.
+    let done = unsafe {
+        let way = ways.way();
+        if let Some(s) = way.direct() {
+            leaf::irecv_post_direct(s, b, count, dt, source, tag, c, request)
+        } else if way.locked() {
+            match ways.locked_for_comm(c) {
+                Some(slot) => {
+                    match leaf::irecv_post_locked(slot, b, count, dt, source, tag, c, request) {
+                        Locked::Done => true,
+                        Locked::Wake => return Leaf(leaf_wake_entry(slot)),
+                        Locked::Declined => false,
+                        // SAFETY: the caller's arguments, forwarded.
+                        Locked::Held => {
+                            return Leaf(irecv_release_entry(
+                                buf, count, datatype, source, tag, comm, request,
+                            ))
+                        }
+                    }
+                }
+                None => false,
+            }
+        } else {
+            false
+        }
     };
-    // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract); the
-    // request pointer is null or points to the caller's request; `s` is the direct state.
-    if unsafe {
-        leaf::irecv_post_direct(
-            s,
-            buf as *mut u8,
-            count,
-            datatype as usize,
-            source,
-            tag,
-            comm as usize,
-            request,
-        )
-    } {
+    if done {
         return Leaf(0);
     }
     // SAFETY: the caller's arguments, forwarded.
     Leaf(unsafe { irecv_fast_entry(buf, count, datatype, source, tag, comm, request) })
 }
 
-/// `MPI_Irecv` without the direct way in: the leaf under the VCI's lock (`READY_LOCKED`),
-/// then [`irecv_fast_entry`].
+/// `MPI_Irecv` after its locked leaf declined holding the lock of the communicator's VCI
+/// ([`leaf::Locked::Held`]): releases it, then [`irecv_fast_entry`].
+#[cold]
 #[inline(never)]
-unsafe extern "C" fn irecv_locked_entry(
+unsafe extern "C" fn irecv_release_entry(
     buf: *mut c_void,
     count: c_int,
     datatype: MPI_Datatype,
@@ -705,21 +733,11 @@ unsafe extern "C" fn irecv_locked_entry(
     comm: MPI_Comm,
     request: *mut MPI_Request,
 ) -> c_int {
-    // SAFETY: as in `MPI_Irecv`; the state is `READY_LOCKED`.
-    if runtime::fast_state() == runtime::READY_LOCKED
-        && unsafe {
-            leaf::irecv_post_locked(
-                buf as *mut u8,
-                count,
-                datatype as usize,
-                source,
-                tag,
-                comm as usize,
-                request,
-            )
-        }
-    {
-        return 0;
+    if let Some(slot) = vci::leaf_ways().locked_for_comm(comm as usize) {
+        // SAFETY: the leaf took this slot's lock on this thread and kept it. The lookup finds
+        // the same slot again: the locked way is fixed while open, and communicator hints
+        // change only on the slow path, which holds every VCI lock.
+        unsafe { slot.leave() };
     }
     // SAFETY: the caller's arguments, forwarded.
     unsafe { irecv_fast_entry(buf, count, datatype, source, tag, comm, request) }
@@ -1431,41 +1449,57 @@ unsafe fn report_all(
     }
 }
 
-/// `MPI_Waitall`: the fast path inline; everything else, and every error, in
-/// [`waitall_slow_entry`], which the compiled entry point reaches by a jump.
+/// `MPI_Waitall`: the leaf ([`leaf::waitall_done_direct`], or
+/// [`leaf::waitall_done_locked`]) inline; everything else, and every error, in
+/// [`waitall_fast_entry`], which the compiled entry point reaches by a jump.
 #[inline(always)]
 pub(crate) unsafe fn MPI_Waitall(
     count: c_int,
     array_of_requests: *mut MPI_Request,
     array_of_statuses: *mut MPI_Status,
 ) -> Leaf {
-    // SAFETY: a C entry point; the reference is dropped before the return.
-    let Some(s) = (unsafe { vci::direct_state() }) else {
-        // SAFETY: the caller's arguments, forwarded.
-        return Leaf(unsafe { waitall_locked_entry(count, array_of_requests, array_of_statuses) });
+    let ways = vci::leaf_ways();
+    let reqs = array_of_requests;
+    let statuses = array_of_statuses;
+    // SAFETY: a C entry point, which drops the state before it returns; the caller passes an
+    // array of `count` requests; the state came from the ways in.
+    let done = unsafe {
+        let way = ways.way();
+        if let Some(s) = way.direct() {
+            leaf::waitall_done_direct(s, count, reqs, statuses)
+        } else if !way.locked() {
+            false
+        } else {
+            match leaf::waitall_done_locked(ways, count, reqs, statuses) {
+                (Locked::Done, _) => true,
+                (Locked::Wake, Some(slot)) => return Leaf(leaf_wake_entry(slot)),
+                (Locked::Held, Some(slot)) => {
+                    // SAFETY: the caller's arguments, forwarded.
+                    return Leaf(waitall_release_entry(count, reqs, statuses, slot));
+                }
+                _ => false,
+            }
+        }
     };
-    // SAFETY: the caller passes an array of `count` requests; `s` is the direct state.
-    if unsafe { leaf::waitall_done_direct(s, count, array_of_requests, array_of_statuses) } {
+    if done {
         return Leaf(0);
     }
     // SAFETY: the caller's arguments, forwarded.
     Leaf(unsafe { waitall_fast_entry(count, array_of_requests, array_of_statuses) })
 }
 
-/// `MPI_Waitall` without the direct way in: the leaf under the VCI's lock (`READY_LOCKED`),
-/// then [`waitall_fast_entry`].
+/// `MPI_Waitall` after its locked leaf declined holding the lock of `slot`
+/// ([`leaf::Locked::Held`]): releases it, then [`waitall_fast_entry`].
+#[cold]
 #[inline(never)]
-unsafe extern "C" fn waitall_locked_entry(
+unsafe extern "C" fn waitall_release_entry(
     count: c_int,
     array_of_requests: *mut MPI_Request,
     array_of_statuses: *mut MPI_Status,
+    slot: &vci::LeafSlot,
 ) -> c_int {
-    // SAFETY: the caller passes an array of `count` requests; the state is `READY_LOCKED`.
-    if runtime::fast_state() == runtime::READY_LOCKED
-        && unsafe { leaf::waitall_done_locked(count, array_of_requests, array_of_statuses) }
-    {
-        return 0;
-    }
+    // SAFETY: the leaf took this slot's lock on this thread and kept it.
+    unsafe { slot.leave() };
     // SAFETY: the caller's arguments, forwarded.
     unsafe { waitall_fast_entry(count, array_of_requests, array_of_statuses) }
 }
