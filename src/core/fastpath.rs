@@ -96,9 +96,19 @@ pub(crate) fn deliver(r: &mut Request, env: &Envelope, data: *const u8, bytes: u
     // SAFETY: the receive buffer holds `cap` >= n bytes and the message `bytes` >= n; MPI
     // forbids overlapping send and receive buffers.
     unsafe { crate::core::p2p::copy_bytes(data, r.buf, n) };
+    complete_recv(r, env.src, env.tag, bytes);
+}
+
+/// Completes plain receive request `r` with a message of `bytes` bytes from `source` with tag
+/// `tag`: its status (`MPI_ERR_TRUNCATE` when the message is longer than the buffer) and its
+/// done flag. Returns how many bytes the buffer takes, which the caller copies (before, or
+/// while it still excludes every other thread from the request).
+#[inline(always)]
+pub(crate) fn complete_recv(r: &mut Request, source: i32, tag: i32, bytes: usize) -> usize {
+    let n = bytes.min(r.cap);
     r.status = Status {
-        source: env.src,
-        tag: env.tag,
+        source,
+        tag,
         error: if bytes > r.cap {
             MPI_ERR_TRUNCATE
         } else {
@@ -108,6 +118,7 @@ pub(crate) fn deliver(r: &mut Request, env: &Envelope, data: *const u8, bytes: u
         cancelled: false,
     };
     r.set_done(true);
+    n
 }
 
 /// Whether `rank` is a rank of a communicator of `size` (>= 0) ranks: one unsigned compare.

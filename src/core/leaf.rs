@@ -25,10 +25,10 @@ use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
 use crate::core::fastpath::{
-    finish_each, finish_plain, plain_posted_at, plain_posted_index, DONE_SEND_HANDLE,
+    complete_recv, finish_each, finish_plain, plain_posted_at, plain_posted_index, DONE_SEND_HANDLE,
 };
 use crate::core::matching::{Pattern, Posted};
-use crate::core::request::{ReqKind, Request, Status};
+use crate::core::request::{ReqKind, Request};
 use crate::core::slab::Slab;
 use crate::core::vci::{LeafSlot, LeafWays, VciState};
 
@@ -223,19 +223,7 @@ fn complete_self_send<const ONE_VCI: bool>(
     };
     // Before the stores to the request, so that the queue's fields need no reload.
     s.matcher.posted.pop_front();
-    let n = bytes.min(r.cap);
-    r.status = Status {
-        source: dest,
-        tag,
-        error: if bytes > r.cap {
-            MPI_ERR_TRUNCATE
-        } else {
-            MPI_SUCCESS
-        },
-        bytes: n as u64,
-        cancelled: false,
-    };
-    r.set_done(true);
+    let n = complete_recv(r, dest, tag, bytes);
     Some((r.buf, n))
 }
 

@@ -497,54 +497,97 @@ isend_fns! {
     MPI_Ibsend => SendMode::Buffered;
 }
 
-/// `MPI_Isend`: the leaf ([`leaf::isend_self_direct`], or [`leaf::isend_self_locked`])
-/// inline; everything else in [`isend_fast_entry`], which the compiled entry point reaches by
-/// a jump.
-#[inline(always)]
-pub(crate) unsafe fn MPI_Isend(
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> Leaf {
-    let ways = vci::leaf_ways();
-    let (b, dt, c) = (buf as *const u8, datatype as usize, comm as usize);
-    // SAFETY: a C entry point, which drops the state before it returns; the caller's buffer
-    // holds `count` elements of `datatype` (MPI contract); the request pointer is null or
-    // points to the caller's request; the state or slot came from the ways in.
-    let done = unsafe {
-        let way = ways.way();
-        if let Some(s) = way.direct() {
-            leaf::isend_self_direct(s, b, count, dt, dest, tag, c, request)
-        } else if way.locked() {
-            match ways.locked_for_comm(c) {
-                Some(slot) => {
-                    match leaf::isend_self_locked(slot, b, count, dt, dest, tag, c, request) {
-                        Locked::Done => true,
-                        Locked::Wake => return Leaf(leaf_wake_entry(slot)),
-                        Locked::Declined => false,
-                        // SAFETY: the caller's arguments, forwarded.
-                        Locked::Held => {
-                            return Leaf(isend_release_entry(
-                                buf, count, datatype, dest, tag, comm, request,
-                            ))
-                        }
+/// The C entry point of a call on a communicator with a leaf (`MPI_Isend`, `MPI_Irecv`): the
+/// direct or the locked leaf inline, then everything else in its `*_fast_entry`, which the
+/// compiled entry point reaches by a jump; with the `*_release_entry` its locked leaf jumps
+/// to when it declines holding the VCI's lock ([`leaf::Locked::Held`]), which releases it
+/// and goes on to the same `*_fast_entry`.
+macro_rules! comm_leaf_entry {
+    (
+        $(#[$doc:meta])*
+        fn $name:ident($buf:ident: $buf_ty:ty => $leaf_buf:ty, $peer:ident);
+        leaves: $direct:path, $locked:path;
+        release: $release:ident;
+        fast: $fast:ident;
+    ) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub(crate) unsafe fn $name(
+            $buf: $buf_ty,
+            count: c_int,
+            datatype: MPI_Datatype,
+            $peer: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> Leaf {
+            let ways = vci::leaf_ways();
+            let (b, dt, c) = ($buf as $leaf_buf, datatype as usize, comm as usize);
+            // SAFETY: a C entry point, which drops the state before it returns; the caller's
+            // buffer holds `count` elements of `datatype` (MPI contract); the request pointer
+            // is null or points to the caller's request; the state or slot came from the ways
+            // in.
+            let done = unsafe {
+                let way = ways.way();
+                if let Some(s) = way.direct() {
+                    $direct(s, b, count, dt, $peer, tag, c, request)
+                } else if way.locked() {
+                    match ways.locked_for_comm(c) {
+                        Some(slot) => match $locked(slot, b, count, dt, $peer, tag, c, request) {
+                            Locked::Done => true,
+                            Locked::Wake => return Leaf(leaf_wake_entry(slot)),
+                            Locked::Declined => false,
+                            // SAFETY: the caller's arguments, forwarded.
+                            Locked::Held => {
+                                return Leaf($release($buf, count, datatype, $peer, tag, comm, request))
+                            }
+                        },
+                        None => false,
                     }
+                } else {
+                    false
                 }
-                None => false,
+            };
+            if done {
+                return Leaf(0);
             }
-        } else {
-            false
+            // SAFETY: the caller's arguments, forwarded.
+            Leaf(unsafe { $fast($buf, count, datatype, $peer, tag, comm, request) })
+        }
+
+        #[doc = concat!("`", stringify!($name), "` after its locked leaf declined holding the lock of the")]
+        #[doc = concat!("communicator's VCI ([`leaf::Locked::Held`]): releases it, then [`", stringify!($fast), "`].")]
+        #[cold]
+        #[inline(never)]
+        unsafe extern "C" fn $release(
+            $buf: $buf_ty,
+            count: c_int,
+            datatype: MPI_Datatype,
+            $peer: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            if let Some(slot) = vci::leaf_ways().locked_for_comm(comm as usize) {
+                // SAFETY: the leaf took this slot's lock on this thread and kept it. The
+                // lookup finds the same slot again: the locked way is fixed while open, and
+                // communicator hints change only on the slow path, which holds every VCI
+                // lock.
+                unsafe { slot.leave() };
+            }
+            // SAFETY: the caller's arguments, forwarded.
+            unsafe { $fast($buf, count, datatype, $peer, tag, comm, request) }
         }
     };
-    if done {
-        return Leaf(0);
-    }
-    // SAFETY: the caller's arguments, forwarded.
-    Leaf(unsafe { isend_fast_entry(buf, count, datatype, dest, tag, comm, request) })
+}
+
+comm_leaf_entry! {
+    /// `MPI_Isend`: the leaf ([`leaf::isend_self_direct`], or [`leaf::isend_self_locked`])
+    /// inline; everything else in [`isend_fast_entry`].
+    fn MPI_Isend(buf: *const c_void => *const u8, dest);
+    leaves: leaf::isend_self_direct, leaf::isend_self_locked;
+    release: isend_release_entry;
+    fast: isend_fast_entry;
 }
 
 /// The end of a C entry point whose locked leaf did the call but whose lock release found
@@ -557,29 +600,6 @@ extern "C" fn leaf_wake_entry(slot: &vci::LeafSlot) -> c_int {
     // Opaque, so that the entry points jump here rather than call and return a constant
     // themselves (a call would cost every other path the stack alignment it needs).
     std::hint::black_box(0)
-}
-
-/// `MPI_Isend` after its locked leaf declined holding the lock of the communicator's VCI
-/// ([`leaf::Locked::Held`]): releases it, then [`isend_fast_entry`].
-#[cold]
-#[inline(never)]
-unsafe extern "C" fn isend_release_entry(
-    buf: *const c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if let Some(slot) = vci::leaf_ways().locked_for_comm(comm as usize) {
-        // SAFETY: the leaf took this slot's lock on this thread and kept it. The lookup finds
-        // the same slot again: the locked way is fixed while open, and communicator hints
-        // change only on the slow path, which holds every VCI lock.
-        unsafe { slot.leave() };
-    }
-    // SAFETY: the caller's arguments, forwarded.
-    unsafe { isend_fast_entry(buf, count, datatype, dest, tag, comm, request) }
 }
 
 /// `MPI_Isend` beyond the leaf: the full fast path, then [`isend_slow_entry`].
@@ -670,77 +690,13 @@ pub(crate) unsafe fn MPI_Recv_c(
     recv_blocking(buf, count, datatype, source, tag, comm, status)
 }
 
-/// `MPI_Irecv`: the leaf ([`leaf::irecv_post_direct`], or [`leaf::irecv_post_locked`])
-/// inline; everything else in [`irecv_fast_entry`], which the compiled entry point reaches by
-/// a jump.
-#[inline(always)]
-pub(crate) unsafe fn MPI_Irecv(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> Leaf {
-    let ways = vci::leaf_ways();
-    let (b, dt, c) = (buf as *mut u8, datatype as usize, comm as usize);
-    // SAFETY: a C entry point, which drops the state before it returns; the caller's buffer
-    // holds `count` elements of `datatype` (MPI contract); the request pointer is null or
-    // points to the caller's request; the state or slot came from the ways in.
-    let done = unsafe {
-        let way = ways.way();
-        if let Some(s) = way.direct() {
-            leaf::irecv_post_direct(s, b, count, dt, source, tag, c, request)
-        } else if way.locked() {
-            match ways.locked_for_comm(c) {
-                Some(slot) => {
-                    match leaf::irecv_post_locked(slot, b, count, dt, source, tag, c, request) {
-                        Locked::Done => true,
-                        Locked::Wake => return Leaf(leaf_wake_entry(slot)),
-                        Locked::Declined => false,
-                        // SAFETY: the caller's arguments, forwarded.
-                        Locked::Held => {
-                            return Leaf(irecv_release_entry(
-                                buf, count, datatype, source, tag, comm, request,
-                            ))
-                        }
-                    }
-                }
-                None => false,
-            }
-        } else {
-            false
-        }
-    };
-    if done {
-        return Leaf(0);
-    }
-    // SAFETY: the caller's arguments, forwarded.
-    Leaf(unsafe { irecv_fast_entry(buf, count, datatype, source, tag, comm, request) })
-}
-
-/// `MPI_Irecv` after its locked leaf declined holding the lock of the communicator's VCI
-/// ([`leaf::Locked::Held`]): releases it, then [`irecv_fast_entry`].
-#[cold]
-#[inline(never)]
-unsafe extern "C" fn irecv_release_entry(
-    buf: *mut c_void,
-    count: c_int,
-    datatype: MPI_Datatype,
-    source: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    request: *mut MPI_Request,
-) -> c_int {
-    if let Some(slot) = vci::leaf_ways().locked_for_comm(comm as usize) {
-        // SAFETY: the leaf took this slot's lock on this thread and kept it. The lookup finds
-        // the same slot again: the locked way is fixed while open, and communicator hints
-        // change only on the slow path, which holds every VCI lock.
-        unsafe { slot.leave() };
-    }
-    // SAFETY: the caller's arguments, forwarded.
-    unsafe { irecv_fast_entry(buf, count, datatype, source, tag, comm, request) }
+comm_leaf_entry! {
+    /// `MPI_Irecv`: the leaf ([`leaf::irecv_post_direct`], or [`leaf::irecv_post_locked`])
+    /// inline; everything else in [`irecv_fast_entry`].
+    fn MPI_Irecv(buf: *mut c_void => *mut u8, source);
+    leaves: leaf::irecv_post_direct, leaf::irecv_post_locked;
+    release: irecv_release_entry;
+    fast: irecv_fast_entry;
 }
 
 /// `MPI_Irecv` beyond the leaf: the full fast path, then [`irecv_slow_entry`].
