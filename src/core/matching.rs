@@ -402,17 +402,21 @@ mod tests {
             .is_none());
     }
 
-    #[test]
-    fn vacant_back_fills_the_ring_without_growing_it() {
-        let mut q = PostedQueue::default();
-        let post = |req| Posted {
+    /// A posted receive of request `req` on context 0, source 0, tag 0.
+    fn post(req: u32) -> Posted {
+        Posted {
             pattern: Pattern {
                 ctx: 0,
                 src: 0,
                 tag: 0,
             },
             req,
-        };
+        }
+    }
+
+    #[test]
+    fn vacant_back_fills_the_ring_without_growing_it() {
+        let mut q = PostedQueue::default();
         assert_eq!(q.capacity(), 0, "an empty queue has no ring yet");
         q.push_back(post(0)); // grows to 8
         assert_eq!(q.pop_front().unwrap().req, 0);
@@ -433,14 +437,6 @@ mod tests {
     #[test]
     fn posted_ring_keeps_order_through_growth_and_removal() {
         let mut q = PostedQueue::default();
-        let post = |req| Posted {
-            pattern: Pattern {
-                ctx: 0,
-                src: 0,
-                tag: 0,
-            },
-            req,
-        };
         let reqs = |q: &PostedQueue| q.iter().map(|p| p.req).collect::<Vec<_>>();
         assert!(q.front().is_none() && q.pop_front().is_none() && q.get(0).is_none());
         for r in 0..6 {

@@ -50,7 +50,6 @@ impl Way {
     /// before it returns. While the direct way is open, MPI runs below MULTIPLE: this is the
     /// only thread in MPI, so nothing else reaches the state meanwhile.
     #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
     pub unsafe fn direct<'a>(self) -> Option<&'a mut VciState> {
         if self.0.addr() as isize > 0 {
             // SAFETY: VCI 0's state in the leaked pool (never freed), which only this thread
