@@ -80,6 +80,9 @@ pub struct Comm {
     pub hidden: bool,
     /// Collectives started on it so far (names their traffic: see `coll::sched`).
     pub coll_seq: u32,
+    /// Communicators constructed from it so far (names the traffic and orders the
+    /// context-id agreement of each: see `Runtime::next_construction`).
+    pub build_seq: u32,
     /// Virtual topology (`MPI_Cart_create`, `MPI_Graph_create`, `MPI_Dist_graph_create*`).
     pub topo: Option<std::sync::Arc<crate::core::topo::Topology>>,
     /// Endpoint communicator (`MPIX_Comm_create_endpoints`): the context of every rank.
@@ -118,6 +121,7 @@ impl Comm {
             info: Info::default(),
             hidden: false,
             coll_seq: 0,
+            build_seq: 0,
             topo: None,
             endpoints: None,
             threads: None,

@@ -240,6 +240,18 @@ impl Runtime {
         Ok(idx)
     }
 
+    /// Numbers the next construction of a communicator from communicator `idx`: its internal
+    /// tag, unique among the constructions in flight on `idx` (nonblocking `MPI_Comm_idup`s
+    /// may overlap each other and blocking constructions), and the priority key of its
+    /// context-id agreement. Members start constructions on a communicator in the same
+    /// order (MPI's rule for collectives), so every member derives the same pair.
+    pub fn next_construction(&mut self, idx: u32) -> (i32, u64) {
+        let c = self.comms.get_mut(idx).expect("validated communicator");
+        let seq = c.build_seq;
+        c.build_seq = seq.wrapping_add(1);
+        (tag::sequenced(seq), ((c.ctx as u64) << 32) | seq as u64)
+    }
+
     /// The team of all processes of communicator `idx` (both groups of an intercommunicator,
     /// joined by a bridge between the leaders) with `tag`.
     pub fn union_team(&self, idx: u32, tag: i32) -> (Team, Option<Bridge>) {
@@ -280,14 +292,16 @@ pub struct DupPlan {
 }
 
 /// Reads what a duplicate of communicator handle `h` needs.
-pub fn plan_dup(rt: &Runtime, h: usize) -> MpiResult<DupPlan> {
-    let (idx, c) = rt.comm_plain(h)?;
-    let (team, bridge) = rt.union_team(idx, tag::AGREE);
+pub fn plan_dup(rt: &mut Runtime, h: usize) -> MpiResult<DupPlan> {
+    let (idx, _) = rt.comm_plain(h)?;
+    let (t, key) = rt.next_construction(idx);
+    let (team, bridge) = rt.union_team(idx, t);
+    let c = rt.comms.get(idx).expect("validated communicator");
     Ok(DupPlan {
         idx,
         team,
         bridge,
-        key: key(c.ctx, tag::AGREE),
+        key,
         members: c.members(),
         remote: c
             .remote
@@ -364,18 +378,7 @@ fn swap_with_remote(
 /// A context id agreed by both groups of an intercommunicator (`team` and `bridge` from
 /// [`Runtime::union_team`]).
 fn union_agreement(team: Team, bridge: Option<Bridge>, key: u64) -> MpiResult<u32> {
-    Agreement::new(
-        Team {
-            tag: tag::AGREE,
-            ..team
-        },
-        bridge.map(|b| Bridge {
-            tag: tag::AGREE,
-            ..b
-        }),
-        key,
-    )
-    .run()
+    Agreement::new(team, bridge, key).run()
 }
 
 /// `MPI_Comm_split`: (color, key) of every rank, then the agreement over the parent.
@@ -389,29 +392,18 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
     if runtime::with(|rt| Ok(rt.is_endpoint_comm(h)))? {
         return crate::core::endpoints::split(h, color, key_, Vec::new(), Info::default());
     }
-    let (team, ctx, members, errh, inter) = runtime::with(|rt| {
-        let (idx, c) = rt.comm_plain(h)?;
-        Ok((
-            Team::whole(idx, c.size, c.rank, tag::SPLIT),
-            c.ctx,
-            c.members(),
-            c.errh,
-            c.is_inter(),
-        ))
-    })?;
+    let inter = runtime::with(|rt| Ok(rt.comm_plain(h)?.1.is_inter()))?;
     if inter {
         return split_inter(h, color, key_);
     }
+    let (team, k, members, errh) = runtime::with(|rt| {
+        let (idx, _) = rt.comm_plain(h)?;
+        let (t, k) = rt.next_construction(idx);
+        let c = rt.comms.get(idx).expect("validated communicator");
+        Ok((Team::whole(idx, c.size, c.rank, t), k, c.members(), c.errh))
+    })?;
     let all = Round::new(team.clone(), None, Combine::Concat, color_key(color, key_)).run()?;
-    let id = Agreement::new(
-        Team {
-            tag: tag::AGREE,
-            ..team
-        },
-        None,
-        key(ctx, tag::SPLIT),
-    )
-    .run()?;
+    let id = Agreement::new(team, None, k).run()?;
     if color == MPI_UNDEFINED {
         runtime::with(|rt| {
             rt.contexts.release(id);
@@ -438,15 +430,9 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
 
 /// `MPI_Comm_create` (all of the parent call it; members of `group` get a communicator).
 pub fn create(h: usize, group: Vec<u32>) -> MpiResult<Option<usize>> {
-    let (team, ctx, members, errh, inter) = runtime::with(|rt| {
-        let (idx, c) = rt.comm_plain(h)?;
-        Ok((
-            Team::whole(idx, c.size, c.rank, tag::AGREE),
-            c.ctx,
-            c.members(),
-            c.errh,
-            c.is_inter(),
-        ))
+    let (members, inter) = runtime::with(|rt| {
+        let (_, c) = rt.comm_plain(h)?;
+        Ok((c.members(), c.is_inter()))
     })?;
     if let Some(w) = group.iter().find(|w| !members.contains(w)) {
         return fail(
@@ -463,7 +449,13 @@ pub fn create(h: usize, group: Vec<u32>) -> MpiResult<Option<usize>> {
             None => split_inter(h, MPI_UNDEFINED, 0),
         };
     }
-    let id = Agreement::new(team, None, key(ctx, tag::AGREE)).run()?;
+    let (team, k, errh) = runtime::with(|rt| {
+        let (idx, _) = rt.comm_plain(h)?;
+        let (t, k) = rt.next_construction(idx);
+        let c = rt.comms.get(idx).expect("validated communicator");
+        Ok((Team::whole(idx, c.size, c.rank, t), k, c.errh))
+    })?;
+    let id = Agreement::new(team, None, k).run()?;
     finish_group_comm(id, group, errh)
 }
 
@@ -471,23 +463,18 @@ pub fn create(h: usize, group: Vec<u32>) -> MpiResult<Option<usize>> {
 /// of one color in the local group (ordered by key, then old rank) with those of the same
 /// color in the remote group; a color missing on either side gives `MPI_COMM_NULL`.
 fn split_inter(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
-    let (team, bridge, ctx, members, remote, errh) = runtime::with(|rt| {
-        let (idx, c) = rt.comm_plain(h)?;
+    let (team, bridge, k, members, remote, errh) = runtime::with(|rt| {
+        let (idx, _) = rt.comm_plain(h)?;
+        let (t, k) = rt.next_construction(idx);
+        let (team, bridge) = rt.union_team(idx, t);
+        let c = rt.comms.get(idx).expect("validated communicator");
         let r = c.remote.as_ref().expect("an intercommunicator");
-        let (team, bridge) = rt.union_team(idx, tag::SPLIT);
-        Ok((
-            team,
-            bridge,
-            c.ctx,
-            c.members(),
-            r.map.members(r.size),
-            c.errh,
-        ))
+        Ok((team, bridge, k, c.members(), r.map.members(r.size), c.errh))
     })?;
     // (color, key) of every local rank, then the leaders swap their groups' lists.
     let local = Round::new(team.clone(), None, Combine::Concat, color_key(color, key_)).run()?;
     let theirs = swap_with_remote(&team, bridge, &local, remote.len() * 8)?;
-    let id = union_agreement(team, bridge, key(ctx, tag::SPLIT))?;
+    let id = union_agreement(team, bridge, k)?;
     let (new_local, new_remote) = if color == MPI_UNDEFINED {
         (Vec::new(), Vec::new())
     } else {
@@ -772,19 +759,22 @@ pub fn intercomm_from_groups(
 
 /// `MPI_Intercomm_merge`.
 pub fn intercomm_merge(h: usize, high: bool) -> MpiResult<usize> {
-    let (team, bridge, ctx, members, remote, local_first, errh) = runtime::with(|rt| {
+    let (team, bridge, k, members, remote, local_first, errh) = runtime::with(|rt| {
         let (idx, c) = rt.comm_plain(h)?;
-        let Some(r) = &c.remote else {
+        if c.remote.is_none() {
             return fail(
                 MPI_ERR_COMM,
                 "MPI_Intercomm_merge needs an intercommunicator",
             );
-        };
-        let (team, bridge) = rt.union_team(idx, tag::GROUP);
+        }
+        let (t, k) = rt.next_construction(idx);
+        let (team, bridge) = rt.union_team(idx, t);
+        let c = rt.comms.get(idx).expect("validated communicator");
+        let r = c.remote.as_ref().expect("an intercommunicator");
         Ok((
             team,
             bridge,
-            c.ctx,
+            k,
             c.members(),
             r.map.members(r.size),
             r.local_first,
@@ -793,7 +783,7 @@ pub fn intercomm_merge(h: usize, high: bool) -> MpiResult<usize> {
     })?;
     // The leaders swap their `high` and tell their groups.
     let their_high = swap_with_remote(&team, bridge, &[high as u8], 1)?[0] != 0;
-    let id = union_agreement(team, bridge, key(ctx, tag::AGREE))?;
+    let id = union_agreement(team, bridge, k)?;
     let local_goes_first = if high != their_high {
         !high
     } else {

@@ -40,6 +40,15 @@ pub mod tag {
     pub fn derived(t: u64) -> i32 {
         USER_BASE - (t % (1 << 24)) as i32
     }
+
+    /// Base of the tags of communicator constructions numbered by their parent
+    /// (`SEQ_BASE - (sequence mod 2^23)`): below the derived tags, above the collectives'.
+    pub const SEQ_BASE: i32 = USER_BASE - (1 << 24);
+
+    /// The internal tag of the construction numbered `seq` on its parent.
+    pub fn sequenced(seq: u32) -> i32 {
+        SEQ_BASE - (seq % (1 << 23)) as i32
+    }
 }
 
 /// Some ranks of a communicator acting together; the leader is `ranks[0]`.
