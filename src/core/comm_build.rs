@@ -61,6 +61,18 @@ impl Agreement {
     }
 
     fn step(&mut self, rt: &mut Runtime) -> MpiResult<Option<u32>> {
+        if self.team.ranks.len() == 1 && self.bridge.is_none() && self.count == 1 {
+            // This process alone: any id free here will do, and it must not wait behind a
+            // round that lent the mask (see `core::context`).
+            return match rt.contexts.take_local() {
+                Some(id) => Ok(Some(id)),
+                None if rt.contexts.free_count() == 0 => fail(
+                    MPI_ERR_OTHER,
+                    "no context id is free: too many communicators (free some)",
+                ),
+                None => Ok(None),
+            };
+        }
         let ticket = *self
             .ticket
             .get_or_insert_with(|| rt.contexts.register(self.key));

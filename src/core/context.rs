@@ -16,6 +16,13 @@
 //! context id), so all members of the agreement with the lowest key eventually lend it their
 //! masks in the same round and it succeeds; then the next lowest proceeds. A round that
 //! every member owned and that still yields no id means the ids are exhausted.
+//!
+//! A lent mask stays lent until its round ends, which may wait on other processes. So that a
+//! construction only this process takes part in (a dup of `MPI_COMM_SELF`, a singleton
+//! split, an endpoint's own id) never waits behind such a round, the owner lends the mask
+//! without its highest few free ids (`RESERVE`); those serve local takes meanwhile. Without
+//! it, a thread spinning for the mask in a `MPI_Comm_dup(MPI_COMM_SELF)` could hold back the
+//! very process whose participation the owner's round waits for.
 
 use std::collections::BTreeSet;
 
@@ -23,6 +30,10 @@ use std::collections::BTreeSet;
 pub const MASK_WORDS: usize = 64;
 /// Number of context ids (`MASK_WORDS * 64`).
 pub const MAX_IDS: u32 = (MASK_WORDS * 64) as u32;
+
+/// Free ids kept out of a lent mask for local takes (only while more than twice as many
+/// are free, so that the reserve never makes agreements fail near exhaustion).
+pub const RESERVE: u32 = 16;
 
 /// What a finished round means for an agreement.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +50,8 @@ pub enum Outcome {
 #[derive(Debug)]
 pub struct ContextPool {
     free: [u64; MASK_WORDS],
+    /// Free ids not lent with the mask this round (`RESERVE`).
+    withheld: [u64; MASK_WORDS],
     owner: Option<u64>,
     waiting: BTreeSet<(u64, u64)>,
     next_ticket: u64,
@@ -50,6 +63,7 @@ impl Default for ContextPool {
         free[0] &= !0b11; // ids 0 (MPI_COMM_WORLD) and 1 (MPI_COMM_SELF)
         ContextPool {
             free,
+            withheld: [0; MASK_WORDS],
             owner: None,
             waiting: BTreeSet::new(),
             next_ticket: 1,
@@ -80,13 +94,37 @@ impl ContextPool {
         let first = self.waiting.iter().next().map(|&(_, t)| t);
         if self.owner.is_none() && first == Some(ticket) {
             self.owner = Some(ticket);
+            self.withhold_reserve();
         }
         let mut v = vec![0u64; MASK_WORDS + 1];
         if self.owner == Some(ticket) {
-            v[..MASK_WORDS].copy_from_slice(&self.free);
+            for (w, (f, h)) in v.iter_mut().zip(self.free.iter().zip(&self.withheld)) {
+                *w = f & !h;
+            }
             v[MASK_WORDS] = 1;
         }
         v
+    }
+
+    /// Marks the highest `RESERVE` free ids as withheld from the mask about to be lent.
+    fn withhold_reserve(&mut self) {
+        self.withheld = [0; MASK_WORDS];
+        if self.free_count() <= 2 * RESERVE {
+            return;
+        }
+        let mut left = RESERVE;
+        for w in (0..MASK_WORDS).rev() {
+            let mut word = self.free[w];
+            while word != 0 && left > 0 {
+                let bit = 63 - word.leading_zeros();
+                self.withheld[w] |= 1u64 << bit;
+                word &= !(1u64 << bit);
+                left -= 1;
+            }
+            if left == 0 {
+                break;
+            }
+        }
     }
 
     /// Concludes a round of agreement `ticket` given the AND of all contributions.
@@ -102,6 +140,7 @@ impl ContextPool {
             return Outcome::Retry;
         }
         self.owner = None;
+        self.withheld = [0; MASK_WORDS];
         let count = count.max(1);
         let found = lowest_run(&and[..MASK_WORDS], count);
         match found {
@@ -120,17 +159,27 @@ impl ContextPool {
         }
     }
 
-    /// Takes one id for a communicator whose id need be unique in this process only (an
-    /// endpoint of an endpoint communicator, whose senders address each rank by its own id):
-    /// the highest free id, unless the mask is lent to an agreement round right now (`None`:
+    /// Takes one id for a communicator whose id need be unique in this process only (a
+    /// communicator of this process alone, or an endpoint of an endpoint communicator, whose
+    /// senders address each rank by its own id): the highest free id; while the mask is lent
+    /// to an agreement round, the highest withheld one (`None` when the reserve is used up:
     /// try again once the round concluded, since the round may pick any id it lent).
     pub fn take_local(&mut self) -> Option<u32> {
-        if self.owner.is_some() {
-            return None;
-        }
-        let (w, word) = self.free.iter().enumerate().rev().find(|(_, w)| **w != 0)?;
+        let lent = self.owner.is_some();
+        let (w, word) = (0..MASK_WORDS)
+            .rev()
+            .map(|w| {
+                let avail = if lent {
+                    self.free[w] & self.withheld[w]
+                } else {
+                    self.free[w]
+                };
+                (w, avail)
+            })
+            .find(|&(_, a)| a != 0)?;
         let bit = 63 - word.leading_zeros();
         self.free[w] &= !(1u64 << bit);
+        self.withheld[w] &= !(1u64 << bit);
         Some(w as u32 * 64 + bit)
     }
 
@@ -215,10 +264,21 @@ mod tests {
         assert_eq!(p.take_local(), Some(MAX_IDS - 2));
         let t = p.register(0);
         let c = p.contribution(t);
-        assert_eq!(p.take_local(), None, "mask lent to a round");
         assert_eq!(c[MASK_WORDS - 1] >> 63, 0, "a local id is not lent");
+        // While the mask is lent, local takes come from the withheld reserve only, which
+        // the lent mask does not contain.
+        for i in 0..RESERVE {
+            let id = p.take_local().expect("reserve");
+            assert_eq!(id, MAX_IDS - 3 - i);
+            assert_eq!(c[id as usize / 64] >> (id % 64) & 1, 0, "id {id} was lent");
+        }
+        assert_eq!(
+            p.take_local(),
+            None,
+            "reserve used up while the mask is lent"
+        );
         assert_eq!(p.conclude(t, &c), Outcome::Got(2));
-        assert_eq!(p.take_local(), Some(MAX_IDS - 3));
+        assert_eq!(p.take_local(), Some(MAX_IDS - 3 - RESERVE));
         p.release(MAX_IDS - 1);
         assert_eq!(p.take_local(), Some(MAX_IDS - 1), "released ids come back");
     }
