@@ -2767,7 +2767,12 @@ pub(crate) unsafe fn MPI_Request_get_status_any(
             let (st, rc) = peeked(peek);
             *flag = 1;
             *index = i as c_int;
-            write_status(status, &st);
+            // SAFETY: MPI_STATUS_IGNORE is NULL; any other pointer is the caller's status.
+            if let Some(s) = unsafe { status.as_mut() } {
+                // The error field too, as MPICH does: the operation's own error (MPI_SUCCESS
+                // for a successful one), never left as the caller's stale value.
+                st.write(s, true);
+            }
             if rc != MPI_SUCCESS {
                 return Err(grequest::callback_error("query", rc));
             }
@@ -2804,7 +2809,7 @@ pub(crate) unsafe fn MPI_Request_get_status_all(
                     failed = rc;
                 }
                 if let Some(s) = status_at(array_of_statuses, i) {
-                    st.write(s, false);
+                    st.write(s, true);
                 }
             }
             if failed != MPI_SUCCESS {
@@ -2861,7 +2866,7 @@ pub(crate) unsafe fn MPI_Request_get_status_some(
             unsafe { *array_of_indices.add(k) = i as c_int };
         }
         if let Some(s) = status_at(array_of_statuses, k) {
-            st.write(s, false);
+            st.write(s, true);
         }
     }
     if failed != MPI_SUCCESS {
