@@ -85,6 +85,7 @@ impl ContextPool {
         self.waiting.retain(|&(_, t)| t != ticket);
         if self.owner == Some(ticket) {
             self.owner = None;
+            self.withheld = [0; MASK_WORDS];
         }
     }
 
