@@ -103,6 +103,47 @@ pub struct Link {
     pub first: Vec<u32>,
 }
 
+impl Link {
+    /// The segments receive partition `j` of `parts` waits for.
+    ///
+    /// When no data moves (`total == 0`) there is one empty segment per send partition, sent
+    /// at its `MPI_Pready`; receive partition `j` then waits for the send partitions that
+    /// share its position, `[j * S / parts, max(that + 1, (j + 1) * S / parts))`, so that
+    /// every receive partition waits for at least one send partition.
+    fn recv_range(&self, j: usize, parts: usize) -> (usize, usize) {
+        if self.total > 0 {
+            return (self.first[j] as usize, self.first[j + 1] as usize);
+        }
+        let s = self.segs.len();
+        let lo = (j * s / parts).min(s.saturating_sub(1));
+        let hi = ((j + 1) * s / parts).max(lo + 1).min(s);
+        (lo, hi)
+    }
+}
+
+/// The segments and send partitions' first segments of a transfer.
+///
+/// Data is cut at both partitionings; a transfer of no data (`total == 0`) still sends one
+/// empty segment per send partition, so that a zero-size partition arrives only when its
+/// sender marks it ready.
+fn cut(total: usize, sparts: usize, spb: usize, rpb: usize) -> Vec<(usize, usize)> {
+    if total == 0 {
+        vec![(0, 0); sparts]
+    } else {
+        segments(total, spb, rpb)
+    }
+}
+
+/// For each of `parts` partitions of `size` bytes of this side, its first segment.
+fn firsts_of(segs: &[(usize, usize)], total: usize, parts: usize, size: usize) -> Vec<u32> {
+    if total == 0 {
+        // Sender side: segment i is partition i; the receiver uses `Link::recv_range`.
+        (0..=parts).map(|i| i.min(segs.len()) as u32).collect()
+    } else {
+        firsts(segs, parts, size)
+    }
+}
+
 /// State of a partitioned request.
 #[derive(Debug)]
 pub struct Part {
@@ -420,8 +461,8 @@ fn handshake_step(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
         let (rparts, rpb, base) = (w[2] as usize, w[3] as usize, w[4] as u32);
         let peer_total = rparts.saturating_mul(rpb);
         let total = (parts * pb).min(peer_total);
-        let segs = segments(total, pb, rpb);
-        let first = firsts(&segs, parts, pb);
+        let segs = cut(total, parts, pb, rpb);
+        let first = firsts_of(&segs, total, parts, pb);
         let p = part_of(rt, rid).unwrap();
         p.link = Some(Link {
             total,
@@ -437,14 +478,14 @@ fn handshake_step(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
         let (sparts, spb, stoken) = (w[2] as usize, w[3] as usize, w[4]);
         let peer_total = sparts.saturating_mul(spb);
         let total = (parts * pb).min(peer_total);
-        let segs = segments(total, spb, pb);
+        let segs = cut(total, sparts, spb, pb);
         let Some(base) = alloc_tags(segs.len() as u32) else {
             return fail(
                 MPI_ERR_INTERN,
                 "out of internal tags for partitioned requests",
             );
         };
-        let first = firsts(&segs, parts, pb);
+        let first = firsts_of(&segs, total, parts, pb);
         send_ctrl(
             rt,
             comm,
@@ -800,7 +841,7 @@ pub fn parrived(rt: &mut Runtime, rid: u32, j: i64) -> MpiResult<bool> {
     if !p.running {
         return Ok(false);
     }
-    let (a, b) = (link.first[j] as usize, link.first[j + 1] as usize);
+    let (a, b) = link.recv_range(j, p.parts);
     let toks = p.seg_tok[a..b].to_vec();
     let arrived = toks
         .iter()
@@ -843,6 +884,27 @@ mod tests {
         // Partitions beyond the data have no segments.
         let s = segments(8, 4, 100);
         assert_eq!(firsts(&s, 4, 4), vec![0, 1, 2, 2, 2]);
+    }
+
+    #[test]
+    fn zero_size_partitions_each_wait_for_a_send_partition() {
+        let link = |s: usize| Link {
+            total: 0,
+            peer_total: 0,
+            tag_base: 0,
+            segs: cut(0, s, 0, 0),
+            first: firsts_of(&cut(0, s, 0, 0), 0, s, 0),
+        };
+        let l = link(4);
+        assert_eq!(l.first, vec![0, 1, 2, 3, 4]);
+        let r: Vec<_> = (0..4).map(|j| l.recv_range(j, 4)).collect();
+        assert_eq!(r, vec![(0, 1), (1, 2), (2, 3), (3, 4)]);
+        let r: Vec<_> = (0..2).map(|j| l.recv_range(j, 2)).collect();
+        assert_eq!(r, vec![(0, 2), (2, 4)]);
+        // More receive partitions than send partitions: none waits for nothing.
+        let l = link(2);
+        let r: Vec<_> = (0..5).map(|j| l.recv_range(j, 5)).collect();
+        assert_eq!(r, vec![(0, 1), (0, 1), (0, 1), (1, 2), (1, 2)]);
     }
 
     #[test]
