@@ -43,7 +43,9 @@ fn extent(rt: &Runtime, dt: MPI_Datatype) -> MpiResult<isize> {
     Ok(rt.type_entry(dt as usize)?.dt.extent)
 }
 
-/// `count` elements of `dt` starting `displ` bytes after `buf`.
+/// `count` elements of `dt` starting `displ` bytes after `buf`. The displacement is applied
+/// before the buffer is checked, so `MPI_BOTTOM` with absolute displacements (addresses from
+/// `MPI_Get_address`) is a valid buffer.
 pub(crate) fn span_at_bytes(
     rt: &Runtime,
     buf: *const c_void,
@@ -51,9 +53,7 @@ pub(crate) fn span_at_bytes(
     count: i64,
     dt: MPI_Datatype,
 ) -> MpiResult<Span> {
-    let mut s = user_span(rt, buf, count, dt)?;
-    s.addr = s.addr.wrapping_add_signed(displ as isize);
-    Ok(s)
+    user_span(rt, buf.wrapping_byte_offset(displ as isize), count, dt)
 }
 
 /// `count` elements of `dt` starting `displ` elements (extents of `dt`) after `buf`.

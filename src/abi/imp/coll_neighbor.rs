@@ -2,8 +2,9 @@
 //! (`MPI_Neighbor_allgather(v)`, `MPI_Neighbor_alltoall(v,w)` and their nonblocking,
 //! persistent and big-count forms): one round with a receive from every source and a send to every
 //! destination, in the order of the topology's neighbour lists (`MPI_PROC_NULL` neighbours of
-//! a non-periodic grid are skipped, their blocks left untouched). Messages to the same
-//! neighbour are matched in list order.
+//! a non-periodic grid are skipped, their blocks left untouched). Messages between the same
+//! two processes match in posting order: list order on graphs, by direction on Cartesian
+//! grids (see [`Hood::recv_order`]).
 
 use super::coll::{collective, user_span};
 use super::coll_move::{in_place, span_at, span_at_bytes, types, Arr};
@@ -15,15 +16,47 @@ use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::Runtime;
 use core::ffi::{c_int, c_void};
 
-/// (sources, destinations) of this rank in the communicator's topology.
-fn neighbors(rt: &Runtime, c: &Ctx, function: &str) -> MpiResult<(Vec<i32>, Vec<i32>)> {
-    match rt.comms.get(c.comm).and_then(|k| k.topo.clone()) {
-        Some(t) => t.neighbor_lists(c.rank),
-        None => fail(
+/// This rank's neighbourhood: its sources and destinations in the communicator's topology,
+/// and the order in which the receives from the sources are posted.
+struct Hood {
+    /// Sources, in the topology's order (receive block `i` comes from `srcs[i]`).
+    srcs: Vec<i32>,
+    /// Destinations, in the topology's order (send block `j` goes to `dsts[j]`).
+    dsts: Vec<i32>,
+    /// Receive blocks in posting order.
+    ///
+    /// Messages between two processes match in posting order, which decides the blocks when
+    /// one process is a neighbour in several directions. On a Cartesian grid, MPI-4.0's
+    /// errata fix the rule by direction: the block from the negative neighbour of dimension
+    /// `d` is the one it sent in its positive direction, and vice versa. Every process sends
+    /// dimension by dimension, negative direction first, so the receives go dimension by
+    /// dimension, positive-direction source (block `2d + 1`) first. On a periodic dimension
+    /// of size 1 or 2 both neighbours are the same process and this order picks the right
+    /// block; elsewhere the two sources differ and the order changes nothing. Graphs keep the
+    /// list order, as the standard says.
+    recv_order: Vec<usize>,
+}
+
+/// The neighbourhood of this rank in the communicator's topology.
+fn neighbors(rt: &Runtime, c: &Ctx, function: &str) -> MpiResult<Hood> {
+    let Some(t) = rt.comms.get(c.comm).and_then(|k| k.topo.clone()) else {
+        return fail(
             MPI_ERR_TOPOLOGY,
             format!("{function} needs a communicator with a process topology"),
-        ),
-    }
+        );
+    };
+    let (srcs, dsts) = t.neighbor_lists(c.rank)?;
+    let recv_order = match *t {
+        crate::core::topo::Topology::Cart(_) => (0..srcs.len() / 2)
+            .flat_map(|d| [2 * d + 1, 2 * d])
+            .collect(),
+        _ => (0..srcs.len()).collect(),
+    };
+    Ok(Hood {
+        srcs,
+        dsts,
+        recv_order,
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -38,15 +71,15 @@ pub(crate) fn neighbor_allgather_build(
     recvcount: i64,
     recvtype: MPI_Datatype,
 ) -> MpiResult<()> {
-    let (srcs, dsts) = neighbors(rt, c, "MPI_Neighbor_allgather")?;
+    let h = neighbors(rt, c, "MPI_Neighbor_allgather")?;
     let send = user_span(rt, sendbuf, sendcount, sendtype)?;
-    for (i, &src) in srcs.iter().enumerate() {
+    for &i in &h.recv_order {
         let block = span_at(rt, recvbuf, i as i64 * recvcount, recvcount, recvtype)?;
-        if src != MPI_PROC_NULL {
-            s.recv(src, block);
+        if h.srcs[i] != MPI_PROC_NULL {
+            s.recv(h.srcs[i], block);
         }
     }
-    for &d in &dsts {
+    for &d in &h.dsts {
         if d != MPI_PROC_NULL {
             s.send(d, send.clone());
         }
@@ -66,14 +99,14 @@ pub(crate) fn neighbor_alltoall_build(
     recvcount: i64,
     recvtype: MPI_Datatype,
 ) -> MpiResult<()> {
-    let (srcs, dsts) = neighbors(rt, c, "MPI_Neighbor_alltoall")?;
-    for (i, &src) in srcs.iter().enumerate() {
+    let h = neighbors(rt, c, "MPI_Neighbor_alltoall")?;
+    for &i in &h.recv_order {
         let block = span_at(rt, recvbuf, i as i64 * recvcount, recvcount, recvtype)?;
-        if src != MPI_PROC_NULL {
-            s.recv(src, block);
+        if h.srcs[i] != MPI_PROC_NULL {
+            s.recv(h.srcs[i], block);
         }
     }
-    for (j, &d) in dsts.iter().enumerate() {
+    for (j, &d) in h.dsts.iter().enumerate() {
         let block = span_at(rt, sendbuf, j as i64 * sendcount, sendcount, sendtype)?;
         if d != MPI_PROC_NULL {
             s.send(d, block);
@@ -141,15 +174,15 @@ impl NSide {
     }
 }
 
-/// Posts a receive of `recv[i]` from every source and a send of `send[j]` to every
-/// destination (`MPI_PROC_NULL` neighbours skipped).
-fn post(s: &mut Schedule, srcs: &[i32], dsts: &[i32], send: &[Span], recv: &[Span]) {
-    for (&src, block) in srcs.iter().zip(recv) {
-        if src != MPI_PROC_NULL {
-            s.recv(src, block.clone());
+/// Posts a receive of `recv[i]` from every source (in the neighbourhood's receive order) and
+/// a send of `send[j]` to every destination (`MPI_PROC_NULL` neighbours skipped).
+fn post(s: &mut Schedule, h: &Hood, send: &[Span], recv: &[Span]) {
+    for &i in &h.recv_order {
+        if h.srcs[i] != MPI_PROC_NULL {
+            s.recv(h.srcs[i], recv[i].clone());
         }
     }
-    for (&d, block) in dsts.iter().zip(send) {
+    for (&d, block) in h.dsts.iter().zip(send) {
         if d != MPI_PROC_NULL {
             s.send(d, block.clone());
         }
@@ -170,12 +203,12 @@ pub(crate) fn neighbor_allgatherv_build(
     recvbuf: *mut c_void,
     recv: NSide,
 ) -> MpiResult<()> {
-    let (srcs, dsts) = neighbors(rt, c, function)?;
+    let h = neighbors(rt, c, function)?;
     not_in_place(sendbuf, "sendbuf", function)?;
     not_in_place(recvbuf, "recvbuf", function)?;
     let send = user_span(rt, sendbuf, sendcount, sendtype)?;
-    let recv = recv.spans(rt, recvbuf, srcs.len(), "recv")?;
-    post(s, &srcs, &dsts, &vec![send; dsts.len()], &recv);
+    let recv = recv.spans(rt, recvbuf, h.srcs.len(), "recv")?;
+    post(s, &h, &vec![send; h.dsts.len()], &recv);
     Ok(())
 }
 
@@ -191,12 +224,12 @@ pub(crate) fn neighbor_alltoallv_build(
     recvbuf: *mut c_void,
     recv: NSide,
 ) -> MpiResult<()> {
-    let (srcs, dsts) = neighbors(rt, c, function)?;
+    let h = neighbors(rt, c, function)?;
     not_in_place(sendbuf, "sendbuf", function)?;
     not_in_place(recvbuf, "recvbuf", function)?;
-    let send = send.spans(rt, sendbuf, dsts.len(), "send")?;
-    let recv = recv.spans(rt, recvbuf, srcs.len(), "recv")?;
-    post(s, &srcs, &dsts, &send, &recv);
+    let send = send.spans(rt, sendbuf, h.dsts.len(), "send")?;
+    let recv = recv.spans(rt, recvbuf, h.srcs.len(), "recv")?;
+    post(s, &h, &send, &recv);
     Ok(())
 }
 
