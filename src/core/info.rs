@@ -90,8 +90,6 @@ pub struct Table {
     pub slab: Slab<Info>,
     /// `MPI_INFO_ENV`, once built.
     env: Option<Info>,
-    /// World size and thread level, once `MPI_Init` ran.
-    init: Option<(i32, i32)>,
 }
 
 static TABLE: Mutex<Option<Table>> = Mutex::new(None);
@@ -102,33 +100,25 @@ pub fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
     let t = guard.get_or_insert_with(|| Table {
         slab: Slab::new(kind::INFO),
         env: None,
-        init: None,
     });
     f(t)
 }
 
-/// Called by `MPI_Init`: records what `MPI_INFO_ENV` reports from then on.
-pub fn note_init(world_size: i32, thread_level: i32) {
-    with_table(|t| {
-        t.init = Some((world_size, thread_level));
-        if let Some(env) = t.env.as_mut() {
-            add_init_keys(env, world_size, thread_level);
-        }
-    })
+/// The number of processes the launcher started (`maxprocs` of `MPI_INFO_ENV`), known
+/// before `MPI_Init`: the launcher's `PMI_SIZE`, or 1 for a process started without a
+/// launcher (a singleton); unknown when a launcher gave no size.
+fn launch_size() -> Option<i32> {
+    let launched = std::env::var_os("PMI_FD").is_some() || std::env::var_os("PMI_PORT").is_some();
+    size_of_launch(std::env::var("PMI_SIZE").ok().as_deref(), launched)
 }
 
-fn thread_level_name(level: i32) -> &'static str {
-    match level {
-        MPI_THREAD_SINGLE => "MPI_THREAD_SINGLE",
-        MPI_THREAD_FUNNELED => "MPI_THREAD_FUNNELED",
-        MPI_THREAD_SERIALIZED => "MPI_THREAD_SERIALIZED",
-        _ => "MPI_THREAD_MULTIPLE",
+/// `maxprocs` from the launcher's `PMI_SIZE` (if any) and whether a launcher started us.
+fn size_of_launch(pmi_size: Option<&str>, launched: bool) -> Option<i32> {
+    match pmi_size {
+        Some(v) => v.trim().parse().ok().filter(|&n: &i32| n > 0),
+        None if !launched => Some(1),
+        None => None,
     }
-}
-
-fn add_init_keys(info: &mut Info, world_size: i32, thread_level: i32) {
-    info.set("maxprocs", &world_size.to_string());
-    info.set("thread_level", thread_level_name(thread_level));
 }
 
 /// The command line of this process (`/proc/self/cmdline`), if readable.
@@ -144,10 +134,13 @@ pub fn own_argv() -> Option<Vec<String>> {
 }
 
 /// The contents of `MPI_INFO_ENV` (or of `MPI_Info_create_env` given `argv`): `command` and
-/// `argv` (the arguments after the command, separated by spaces) from `argv`, `wdir`, `host`,
-/// `arch`, and after `MPI_Init` `maxprocs` and `thread_level`. Keys whose value is unknown
-/// (`soft`, `file`) are absent, as the standard allows.
-fn env_info(argv: Option<&[String]>, init: Option<(i32, i32)>) -> Info {
+/// `argv` (the arguments after the command, separated by spaces) from `argv`, `maxprocs` (the
+/// processes the launcher started), `wdir`, `host` and `arch`. The same before and after
+/// `MPI_Init`, as the standard asks. Keys whose value is unknown are absent, as the standard
+/// allows: `soft` and `file`, and `thread_level`, which names a level requested before the
+/// program started (hympi's launchers take no such request; the level asked of
+/// `MPI_Init_thread` is what `MPI_Query_thread` reports).
+fn env_info(argv: Option<&[String]>) -> Info {
     let mut info = Info::default();
     if let Some(args) = argv.filter(|a| !a.is_empty()) {
         info.set("command", &args[0]);
@@ -155,8 +148,8 @@ fn env_info(argv: Option<&[String]>, init: Option<(i32, i32)>) -> Info {
             info.set("argv", &args[1..].join(" "));
         }
     }
-    if let Some((size, level)) = init {
-        add_init_keys(&mut info, size, level);
+    if let Some(n) = launch_size() {
+        info.set("maxprocs", &n.to_string());
     }
     if let Ok(d) = std::env::current_dir() {
         info.set("wdir", &d.to_string_lossy());
@@ -177,8 +170,7 @@ fn env_info(argv: Option<&[String]>, init: Option<(i32, i32)>) -> Info {
 /// `MPI_Info_create_env`: a new info object built like `MPI_INFO_ENV` from `argv`
 /// (`None`: no command line). Returns its handle.
 pub fn create_env(argv: Option<&[String]>) -> MpiResult<usize> {
-    let init = with_table(|t| t.init);
-    create(env_info(argv, init))
+    create(env_info(argv))
 }
 
 fn invalid(h: usize) -> crate::core::error::MpiError {
@@ -196,7 +188,7 @@ impl Table {
     pub fn get_mut(&mut self, h: usize) -> MpiResult<&mut Info> {
         if h == MPI_INFO_ENV {
             if self.env.is_none() {
-                self.env = Some(env_info(own_argv().as_deref(), self.init));
+                self.env = Some(env_info(own_argv().as_deref()));
             }
             return Ok(self.env.as_mut().unwrap());
         }
@@ -322,16 +314,24 @@ mod tests {
     #[test]
     fn env_keys() {
         let args = vec!["./prog".to_string(), "a".into(), "b c".into()];
-        let i = env_info(Some(&args), Some((4, MPI_THREAD_FUNNELED)));
+        let i = env_info(Some(&args));
         assert_eq!(i.get("command"), Some("./prog"));
         assert_eq!(i.get("argv"), Some("a b c"));
-        assert_eq!(i.get("maxprocs"), Some("4"));
-        assert_eq!(i.get("thread_level"), Some("MPI_THREAD_FUNNELED"));
+        assert_eq!(
+            i.get("maxprocs").map(str::to_string),
+            launch_size().map(|n| n.to_string())
+        );
+        assert_eq!(i.get("thread_level"), None);
         assert!(i.get("wdir").is_some());
         assert_eq!(i.get("soft"), None);
-        let i = env_info(None, None);
+        let i = env_info(None);
         assert_eq!(i.get("command"), None);
-        assert_eq!(i.get("maxprocs"), None);
+        assert_eq!(size_of_launch(Some("4"), true), Some(4));
+        assert_eq!(size_of_launch(Some(" 6\n"), false), Some(6));
+        assert_eq!(size_of_launch(Some("x"), true), None);
+        assert_eq!(size_of_launch(Some("0"), true), None);
+        assert_eq!(size_of_launch(None, false), Some(1));
+        assert_eq!(size_of_launch(None, true), None);
         let own = own_argv().unwrap();
         assert!(!own.is_empty() && !own[0].is_empty());
     }

@@ -334,7 +334,6 @@ pub fn init(required: i32) -> MpiResult<i32> {
     match build(provided) {
         Ok(rt) => {
             RANK_HINT.store(rt.world_rank, Ordering::Relaxed);
-            crate::core::info::note_init(rt.world_size, provided);
             // SAFETY: state is BUSY, so no other thread reads `rt` until the store below.
             unsafe { *G.rt.get() = Box::into_raw(rt) };
             IS_MAIN.with(|m| m.set(true));
