@@ -842,13 +842,34 @@ fn node_color(rt: &Runtime) -> i32 {
 /// Info key naming the resource a `MPI_Comm_split_type` result shares.
 pub const HW_KEY: &str = "mpi_hw_resource_type";
 
-/// `MPI_Comm_split_type`. Returns the communicator and the resource type it shares.
+/// Info key naming the process set a `MPI_COMM_TYPE_RESOURCE_GUIDED` split follows.
+pub const PSET_KEY: &str = "mpi_pset_name";
+
+/// `MPI_Comm_split_type`. Returns the communicator and the info (key, value) saying what its
+/// processes share: a resource type (`mpi_hw_resource_type`) or a process set
+/// (`mpi_pset_name`).
 pub fn split_type(
     h: usize,
     kind: i32,
     key_: i32,
     info: &Info,
-) -> MpiResult<Option<(usize, String)>> {
+) -> MpiResult<Option<(usize, &'static str, String)>> {
+    // MPI-4.1: RESOURCE_GUIDED takes a process set name, or else the resource types of
+    // HW_GUIDED. The process sets are the two built-in ones (hympi defines no others): all of
+    // the parent's processes share mpi://WORLD; each process is alone in mpi://SELF.
+    if kind == MPI_COMM_TYPE_RESOURCE_GUIDED {
+        if let Some(pset) = info.get(PSET_KEY) {
+            let me = runtime::with(|rt| Ok(rt.comm(h)?.1.rank))?;
+            let color = match pset.to_ascii_lowercase().as_str() {
+                "mpi://world" => 0,
+                "mpi://self" => me + 1,
+                _ => MPI_UNDEFINED,
+            };
+            let name = pset.to_string();
+            return Ok(split(h, color, key_)?.map(|c| (c, PSET_KEY, name)));
+        }
+        return split_type(h, MPI_COMM_TYPE_HW_GUIDED, key_, info);
+    }
     use crate::core::hwtopo::{containing_objects, level_of, LEVELS};
     let node = runtime::with(|rt| {
         rt.comm(h)?; // plain or endpoint communicators (`split` tells them apart)
@@ -913,7 +934,7 @@ pub fn split_type(
         }
         other => return fail(MPI_ERR_ARG, format!("invalid split type {other}")),
     };
-    Ok(split(h, color, key_)?.map(|c| (c, what)))
+    Ok(split(h, color, key_)?.map(|c| (c, HW_KEY, what)))
 }
 
 /// `MPI_Comm_idup` in progress: the agreement advanced by the progress engine, then the

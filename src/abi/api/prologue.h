@@ -461,6 +461,9 @@ typedef int MPI_Grequest_free_function(void *extra_state);
 typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val, void *extra_state);
+/* the MPI-1 attribute callbacks (deprecated since MPI-2.0), used by MPI_Keyval_create */
+typedef int MPI_Copy_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Delete_function(MPI_Comm comm, int comm_keyval, void *attribute_val, void *extra_state);
 typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state, void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void *attribute_val, void *extra_state);
 typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in, void *attribute_val_out, int *flag);
@@ -478,10 +481,10 @@ typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
 typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
 typedef MPI_Session_errhandler_function MPI_Session_errhandler_fn;
 
-/* ---- predefined callback functions ----
- * MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN and their types MPI_Copy_function and
- * MPI_Delete_function (deprecated since MPI-2.0) go with MPI_Keyval_create and MPI_Attr_*,
- * which hympi does not provide. */
+/* ---- predefined callback functions ---- */
+#define MPI_NULL_COPY_FN ((MPI_Copy_function *)0x0)
+#define MPI_DUP_FN ((MPI_Copy_function *)0x1)
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function *)0x0)
 #define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function *)0x0)
 #define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function *)0x1)
 #define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function *)0x0)

@@ -302,6 +302,52 @@ pub(crate) unsafe fn MPI_Comm_delete_attr(comm: MPI_Comm, comm_keyval: c_int) ->
 }
 
 // ---------------------------------------------------------------------------------------------
+// the MPI-1 attribute interface (deprecated since MPI-2.0, still in MPI-5.0): communicator
+// attributes under their old names. `MPI_Copy_function` and `MPI_Delete_function` have the
+// signatures of `MPI_Comm_copy_attr_function` and `MPI_Comm_delete_attr_function`, and
+// `MPI_NULL_COPY_FN` / `MPI_DUP_FN` / `MPI_NULL_DELETE_FN` the values of their `MPI_COMM_`
+// counterparts, so each call is the communicator call.
+
+pub(crate) unsafe fn MPI_Keyval_create(
+    copy_fn: *mut c_void,
+    delete_fn: *mut c_void,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+) -> MpiResult<()> {
+    // SAFETY: same contract as MPI_Comm_create_keyval (the callbacks have its signatures).
+    unsafe { MPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state) }
+}
+
+pub(crate) unsafe fn MPI_Keyval_free(keyval: *mut c_int) -> MpiResult<()> {
+    // SAFETY: same contract as MPI_Comm_free_keyval.
+    unsafe { MPI_Comm_free_keyval(keyval) }
+}
+
+pub(crate) unsafe fn MPI_Attr_put(
+    comm: MPI_Comm,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+) -> MpiResult<()> {
+    // SAFETY: same contract as MPI_Comm_set_attr.
+    unsafe { MPI_Comm_set_attr(comm, keyval, attribute_val) }
+}
+
+pub(crate) unsafe fn MPI_Attr_get(
+    comm: MPI_Comm,
+    keyval: c_int,
+    attribute_val: *mut c_void,
+    flag: *mut c_int,
+) -> MpiResult<()> {
+    // SAFETY: same contract as MPI_Comm_get_attr.
+    unsafe { MPI_Comm_get_attr(comm, keyval, attribute_val, flag) }
+}
+
+pub(crate) unsafe fn MPI_Attr_delete(comm: MPI_Comm, keyval: c_int) -> MpiResult<()> {
+    // SAFETY: same contract as MPI_Comm_delete_attr.
+    unsafe { MPI_Comm_delete_attr(comm, keyval) }
+}
+
+// ---------------------------------------------------------------------------------------------
 // datatype attributes
 
 /// The attribute list of datatype `h` (predefined types keep theirs in a side table).

@@ -6,7 +6,7 @@ use super::util::{out, put_string};
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::attr::AttrEntry;
-use crate::core::comm_build::{self, IdupOp, HW_KEY};
+use crate::core::comm_build::{self, IdupOp};
 use crate::core::errhandler::Errh;
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::group::Group;
@@ -200,10 +200,10 @@ pub(crate) unsafe fn MPI_Comm_split_type(
     out(newcomm, "newcomm")?;
     let info = runtime::with(|rt| info_contents(rt, info as usize))?;
     let made = comm_build::split_type(comm as usize, split_type, key, &info)?;
-    if let Some((h, what)) = &made {
+    if let Some((h, key, what)) = &made {
         runtime::with(|rt| {
             let (idx, _) = rt.comm(*h)?;
-            rt.comms.get_mut(idx).unwrap().info.set(HW_KEY, what);
+            rt.comms.get_mut(idx).unwrap().info.set(key, what);
             Ok(())
         })?;
     }

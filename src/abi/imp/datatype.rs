@@ -786,7 +786,7 @@ pub(crate) unsafe fn MPI_Type_free(datatype: *mut MPI_Datatype) -> MpiResult<()>
         unsafe { super::attr::delete_all_type_attrs(h)? };
     }
     runtime::with(|rt| {
-        if predefined(h).is_some() {
+        if predefined(h).is_some() || rt.type_entry(h).is_ok_and(|e| e.f90_base.is_some()) {
             return fail(MPI_ERR_TYPE, "a predefined datatype cannot be freed");
         }
         match rt.types.decode(h) {
@@ -1064,6 +1064,7 @@ unsafe fn get_contents(
                     committed: true,
                     name: String::new(),
                     attrs: Vec::new(),
+                    f90_base: None,
                 };
                 e.committed = true;
                 match rt.types.insert(e) {
@@ -1169,6 +1170,138 @@ pub(crate) unsafe fn MPI_Type_match_size(
             format!("no predefined type of this class has {size} bytes"),
         ),
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fortran 90 parameterized types
+
+/// The predefined type a Fortran `SELECTED_REAL_KIND(p, r)` / `SELECTED_INT_KIND(r)` names on
+/// this platform (gfortran's kinds: 4 and 8 byte IEEE reals and quad precision; 1 to 16 byte
+/// integers), or `MPI_ERR_ARG` when no kind has the precision and range. `MPI_UNDEFINED` leaves
+/// a parameter free.
+fn f90_kind(combiner: i32, p: i32, r: i32) -> MpiResult<usize> {
+    let free = |v: i32| v == MPI_UNDEFINED;
+    if combiner == MPI_COMBINER_F90_INTEGER {
+        if free(r) || r < 0 {
+            return fail(
+                MPI_ERR_ARG,
+                format!("invalid decimal exponent range r = {r}"),
+            );
+        }
+        let kinds = [
+            (2, MPI_INTEGER1),
+            (4, MPI_INTEGER2),
+            (9, MPI_INTEGER4),
+            (18, MPI_INTEGER8),
+            (38, MPI_INTEGER16),
+        ];
+        return match kinds.iter().find(|k| r <= k.0) {
+            Some(k) => Ok(k.1),
+            None => fail(MPI_ERR_ARG, format!("no integer kind has range r = {r}")),
+        };
+    }
+    if (free(p) && free(r)) || (!free(p) && p < 0) || (!free(r) && r < 0) {
+        return fail(
+            MPI_ERR_ARG,
+            format!(
+                "invalid precision p = {p} or range r = {r} (at most one may be MPI_UNDEFINED)"
+            ),
+        );
+    }
+    let complex = combiner == MPI_COMBINER_F90_COMPLEX;
+    // (decimal precision, decimal exponent range, real type, complex type)
+    let kinds = [
+        (6, 37, MPI_REAL4, MPI_COMPLEX8),
+        (15, 307, MPI_REAL8, MPI_COMPLEX16),
+        (33, 4931, MPI_REAL16, MPI_COMPLEX32),
+    ];
+    match kinds
+        .iter()
+        .find(|k| (free(p) || p <= k.0) && (free(r) || r <= k.1))
+    {
+        Some(k) => Ok(if complex { k.3 } else { k.2 }),
+        None => fail(
+            MPI_ERR_ARG,
+            format!("no real kind has precision p = {p} and range r = {r}"),
+        ),
+    }
+}
+
+/// (combiner, p, r) of a parameterized type.
+type F90Params = (i32, i32, i32);
+
+/// Handles of the parameterized types made so far, by (combiner, p, r): the same parameters
+/// give the same handle, as for any predefined type.
+static F90_TYPES: parking_lot::Mutex<Vec<(F90Params, usize)>> =
+    parking_lot::Mutex::new(Vec::new());
+
+/// `MPI_Type_create_f90_*`: a predefined-like type (committed, never freed) that has the
+/// layout of the matching Fortran kind and reports `combiner` with its parameters.
+///
+/// # Safety
+/// `newtype` is NULL or valid for a write (C contract).
+unsafe fn f90_type(combiner: i32, p: i32, r: i32, newtype: *mut MPI_Datatype) -> MpiResult<()> {
+    // SAFETY: the caller's contract.
+    let slot = unsafe { out(newtype, "newtype")? };
+    let base = f90_kind(combiner, p, r)?;
+    let ints = if combiner == MPI_COMBINER_F90_INTEGER {
+        vec![r]
+    } else {
+        vec![p, r]
+    };
+    let h = runtime::with(|rt| {
+        let mut cache = F90_TYPES.lock();
+        if let Some(&(_, h)) = cache.iter().find(|e| e.0 == (combiner, p, r)) {
+            if rt.type_entry(h).is_ok() {
+                return Ok(h);
+            }
+        }
+        let o = old(rt, base as MPI_Datatype)?;
+        let mut dt = derived::dup(&o);
+        dt.contents = derived::Contents {
+            combiner,
+            ints,
+            ..Default::default()
+        };
+        let mut e = TypeEntry::new(dt);
+        e.committed = true;
+        e.f90_base = Some(base);
+        let h = match rt.types.insert(e) {
+            Some(i) => rt.types.handle(i),
+            None => return fail(MPI_ERR_INTERN, "too many datatypes"),
+        };
+        cache.retain(|e| e.0 != (combiner, p, r));
+        cache.push(((combiner, p, r), h));
+        Ok(h)
+    })?;
+    *slot = h as MPI_Datatype;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Type_create_f90_real(
+    p: c_int,
+    r: c_int,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult<()> {
+    // SAFETY: `newtype` is the caller's output argument (C contract).
+    unsafe { f90_type(MPI_COMBINER_F90_REAL, p, r, newtype) }
+}
+
+pub(crate) unsafe fn MPI_Type_create_f90_complex(
+    p: c_int,
+    r: c_int,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult<()> {
+    // SAFETY: `newtype` is the caller's output argument (C contract).
+    unsafe { f90_type(MPI_COMBINER_F90_COMPLEX, p, r, newtype) }
+}
+
+pub(crate) unsafe fn MPI_Type_create_f90_integer(
+    r: c_int,
+    newtype: *mut MPI_Datatype,
+) -> MpiResult<()> {
+    // SAFETY: `newtype` is the caller's output argument (C contract).
+    unsafe { f90_type(MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, newtype) }
 }
 
 // ---------------------------------------------------------------------------------------------

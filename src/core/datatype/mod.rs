@@ -26,6 +26,9 @@ pub struct TypeEntry {
     pub name: String,
     /// Attributes (keyval, value), kept for the attribute functions.
     pub attrs: Vec<(i32, usize)>,
+    /// A parameterized predefined type (`MPI_Type_create_f90_*`): the predefined type it
+    /// stands for (in reductions too). Such a type is never freed.
+    pub f90_base: Option<usize>,
 }
 
 impl TypeEntry {
@@ -36,6 +39,7 @@ impl TypeEntry {
             committed: false,
             name: String::new(),
             attrs: Vec::new(),
+            f90_base: None,
         }
     }
 }

@@ -490,9 +490,16 @@ impl Runtime {
                 );
             }
         }
-        let info = match datatype::predefined(dt) {
-            Some(t) => t,
-            None => derived_type_for_op(self, opref, dt)?,
+        // A parameterized predefined type (`MPI_Type_create_f90_*`) reduces as the
+        // predefined type it stands for.
+        let (dt, info) = match datatype::predefined(dt) {
+            Some(t) => (dt, t),
+            None => match self.type_entry(dt).ok().and_then(|e| e.f90_base) {
+                Some(base) if matches!(opref, OpRef::Builtin(_)) => {
+                    (base, datatype::predefined(base).expect("f90 base type"))
+                }
+                _ => (dt, derived_type_for_op(self, opref, dt)?),
+            },
         };
         match opref {
             OpRef::Builtin(b) => match cached_kernel(b, dt) {
