@@ -1232,8 +1232,7 @@ type F90Params = (i32, i32, i32);
 
 /// Handles of the parameterized types made so far, by (combiner, p, r): the same parameters
 /// give the same handle, as for any predefined type.
-static F90_TYPES: parking_lot::Mutex<Vec<(F90Params, usize)>> =
-    parking_lot::Mutex::new(Vec::new());
+static F90_TYPES: parking_lot::Mutex<Vec<(F90Params, usize)>> = parking_lot::Mutex::new(Vec::new());
 
 /// `MPI_Type_create_f90_*`: a predefined-like type (committed, never freed) that has the
 /// layout of the matching Fortran kind and reports `combiner` with its parameters.

@@ -10,7 +10,7 @@ pub mod names;
 
 pub use derived::{Contents, Dtype, Kids};
 
-use crate::abi::consts::{MPI_DATATYPE_NULL, MPI_ERR_TYPE};
+use crate::abi::consts::{MPI_BYTE, MPI_DATATYPE_NULL, MPI_ERR_TYPE};
 use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::Runtime;
 use std::sync::Arc;
@@ -136,6 +136,12 @@ impl Runtime {
 
     #[inline(never)]
     fn resolve_derived(&self, handle: usize, count: usize) -> MpiResult<Resolved> {
+        if handle == MPI_DATATYPE_NULL && count == 0 {
+            // An empty buffer of MPI_DATATYPE_NULL, which codes use for a zero-byte
+            // synchronisation and MPICH accepts: as empty as zero bytes (README, deviations).
+            let unit = predefined(MPI_BYTE).expect("MPI_BYTE");
+            return Ok(Resolved::Plain { unit, offset: 0 });
+        }
         let e = self.type_entry(handle)?;
         if !e.committed {
             return fail(
