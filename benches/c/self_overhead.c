@@ -2,7 +2,9 @@
  * Software-overhead kernel: on MPI_COMM_SELF, N iterations of
  *     MPI_Irecv(8 B) + MPI_Isend(8 B) + MPI_Waitall(2)
  * to self.  Usage: self_overhead [N] [single|funneled|serialized|multiple]
- * (defaults 1000000, single).  Thread level is requested with
+ * [ignore|statuses|wait] (defaults 1000000, single, ignore): the completion is
+ * MPI_Waitall with MPI_STATUSES_IGNORE, MPI_Waitall with an array of statuses,
+ * or MPI_Wait on each request with a status.  Thread level is requested with
  * MPI_Init_thread.  Run as a singleton (no launcher).
  *
  * Natively it reports the time per iteration in ns.  Under
@@ -29,6 +31,9 @@ int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 1000000;
     const char *lvl = argc > 2 ? argv[2] : "single";
+    const char *completion = argc > 3 ? argv[3] : "ignore";
+    MPI_Status st[2];
+    int mode;
     int required, provided = -1;
     char sbuf[8], rbuf[8];
     MPI_Request req[2];
@@ -43,6 +48,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [N] [single|funneled|serialized|multiple]\n", argv[0]);
         return 2;
     }
+    if (!strcmp(completion, "ignore")) mode = 0;
+    else if (!strcmp(completion, "statuses")) mode = 1;
+    else if (!strcmp(completion, "wait")) mode = 2;
+    else {
+        fprintf(stderr, "usage: %s [N] [LEVEL] [ignore|statuses|wait]\n", argv[0]);
+        return 2;
+    }
     if (n < 0) n = 0;
     memset(sbuf, 1, sizeof sbuf);
     memset(rbuf, 0, sizeof rbuf);
@@ -52,15 +64,26 @@ int main(int argc, char **argv)
     for (i = 0; i < n; i++) {
         MPI_Irecv(rbuf, 8, MPI_BYTE, 0, 0, MPI_COMM_SELF, &req[0]);
         MPI_Isend(sbuf, 8, MPI_BYTE, 0, 0, MPI_COMM_SELF, &req[1]);
-        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+        if (mode == 0)
+            MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+        else if (mode == 1)
+            MPI_Waitall(2, req, st);
+        else {
+            MPI_Wait(&req[0], &st[0]);
+            MPI_Wait(&req[1], &st[1]);
+        }
+    }
+    if (n > 0 && mode != 0 && (st[0].MPI_SOURCE != 0 || st[0].MPI_TAG != 0)) {
+        fprintf(stderr, "self_overhead: wrong receive status\n");
+        MPI_Abort(MPI_COMM_SELF, 1);
     }
     t1 = MPI_Wtime();
     if (n > 0 && rbuf[0] != 1) {
         fprintf(stderr, "self_overhead: receive buffer not filled\n");
         MPI_Abort(MPI_COMM_SELF, 1);
     }
-    printf("# hympi-bench self_overhead iterations %ld required %s provided %s\n", n,
-           level_name(required), level_name(provided));
+    printf("# hympi-bench self_overhead iterations %ld required %s provided %s completion %s\n",
+           n, level_name(required), level_name(provided), completion);
     printf("# Size      Time per iteration (ns)\n");
     printf("%-10d%18.2f\n", 8, n > 0 ? (t1 - t0) * 1e9 / (double)n : 0.0);
     MPI_Finalize();

@@ -819,6 +819,57 @@ pub(crate) fn finish_each(s: &mut VciState, reqs: &mut [MPI_Request]) -> bool {
     true
 }
 
+/// [`finish_each`] with statuses to write (`statuses` has an entry per request): when every
+/// request is null, the shared complete send, or complete, plain and successful, writes each
+/// one's status (`MPI_ERROR` untouched, as on success), frees it and writes
+/// `MPI_REQUEST_NULL`. The first pass only checks, so that a decline changes nothing (the
+/// slow path would write an empty status for a request this path had already freed); the
+/// second fails only for a request listed twice, an erroneous call. Whether it finished them.
+///
+/// # Safety
+/// `statuses` has `reqs.len()` entries.
+#[inline(always)]
+pub(crate) unsafe fn finish_each_status(
+    s: &mut VciState,
+    reqs: &mut [MPI_Request],
+    statuses: *mut MPI_Status,
+) -> bool {
+    for &h in reqs.iter() {
+        let handle = h as usize;
+        if handle != MPI_REQUEST_NULL
+            && handle != DONE_SEND_HANDLE
+            && !s
+                .reqs
+                .decode(handle)
+                .and_then(|i| s.reqs.get(i))
+                .is_some_and(finishable)
+        {
+            return false;
+        }
+    }
+    for (i, h) in reqs.iter_mut().enumerate() {
+        let handle = *h as usize;
+        // SAFETY: entry `i` exists (caller's contract).
+        let out = unsafe { &mut *statuses.add(i) };
+        if handle == MPI_REQUEST_NULL || handle == DONE_SEND_HANDLE {
+            Status::EMPTY.write(out, false);
+        } else {
+            let Some(index) = s.reqs.decode(handle) else {
+                return false;
+            };
+            let Some(r) = s.reqs.get(index) else {
+                return false;
+            };
+            r.status.write(out, false);
+            // `finishable` held in the first pass (no out-of-line state), and nothing
+            // changed it since.
+            s.reqs.free_plain(index, |_| true);
+        }
+        *h = MPI_REQUEST_NULL as MPI_Request;
+    }
+    true
+}
+
 /// The step of [`finish_each`] for one request `handle` that is neither null nor the shared
 /// complete send: frees it if it is complete, plain and successful. Whether it did.
 #[inline(always)]
@@ -1334,6 +1385,59 @@ mod tests {
         let mut s = Request::new(ReqKind::Recv, 0);
         s.extra();
         assert!(!plain_recv(&s));
+    }
+
+    #[test]
+    fn finish_each_status_checks_all_before_it_changes_anything() {
+        let mut s = VciState {
+            reqs: Slab::tagged(kind::REQUEST, 0),
+            matcher: Default::default(),
+            comms: Vec::new(),
+            peer_tables: Vec::new(),
+        };
+        let done = |kind, src| {
+            let mut r = Request::new(kind, 0);
+            r.set_done(true);
+            r.status.source = src;
+            r.status.tag = 7;
+            r.status.bytes = 12;
+            r
+        };
+        let (_, shared) = s.reqs.insert_handle(done(ReqKind::Send, 0)).unwrap();
+        assert_eq!(shared, DONE_SEND_HANDLE);
+        let (ai, a) = s.reqs.insert_handle(done(ReqKind::Recv, 3)).unwrap();
+        let (_, b) = s
+            .reqs
+            .insert_handle(Request::new(ReqKind::Recv, 0))
+            .unwrap();
+        let null = MPI_REQUEST_NULL as MPI_Request;
+        // SAFETY: an all-zero MPI_Status is a valid value of the plain C struct.
+        let mut st: [MPI_Status; 3] = unsafe { std::mem::zeroed() };
+        st[0].MPI_ERROR = 99;
+        // `b` is not complete: nothing changes, not even `a` before it.
+        let mut reqs = [a as MPI_Request, b as MPI_Request, null];
+        // SAFETY: three statuses for three requests.
+        assert!(!unsafe { finish_each_status(&mut s, &mut reqs, st.as_mut_ptr()) });
+        assert_eq!(reqs, [a as MPI_Request, b as MPI_Request, null]);
+        assert_eq!(s.reqs.decode(a), Some(ai));
+        assert_eq!(st[0].MPI_SOURCE, 0, "no status written");
+        let bi = s.reqs.decode(b).unwrap();
+        s.reqs.get_mut(bi).unwrap().set_done(true);
+        let mut reqs = [a as MPI_Request, DONE_SEND_HANDLE as MPI_Request, null];
+        // SAFETY: as above.
+        assert!(unsafe { finish_each_status(&mut s, &mut reqs, st.as_mut_ptr()) });
+        assert_eq!(reqs, [null, null, null]);
+        assert_eq!(s.reqs.decode(a), None, "freed");
+        assert_eq!((st[0].MPI_SOURCE, st[0].MPI_TAG), (3, 7));
+        assert_eq!(st[0].MPI_ERROR, 99, "MPI_ERROR untouched on success");
+        assert_eq!(
+            (st[1].MPI_SOURCE, st[1].MPI_TAG),
+            (MPI_ANY_SOURCE, MPI_ANY_TAG)
+        );
+        assert_eq!(
+            (st[2].MPI_SOURCE, st[2].MPI_TAG),
+            (MPI_ANY_SOURCE, MPI_ANY_TAG)
+        );
     }
 
     #[test]

@@ -25,7 +25,8 @@ use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
 use crate::core::fastpath::{
-    complete_recv, finish_each, finish_plain, plain_posted_at, plain_posted_index, DONE_SEND_HANDLE,
+    complete_recv, finish_each, finish_each_status, finish_plain, plain_posted_at,
+    plain_posted_index, DONE_SEND_HANDLE,
 };
 use crate::core::matching::{Pattern, Posted};
 use crate::core::request::{ReqKind, Request};
@@ -386,6 +387,30 @@ pub unsafe fn waitall_done_direct(
     finish_each(s, reqs)
 }
 
+/// [`waitall_done_direct`] with an array of statuses (`statuses` not null), which it writes;
+/// a decline changes nothing ([`finish_each_status`]). The C entry point reaches it by a
+/// jump of its own, so that the `MPI_STATUSES_IGNORE` leaf stays frameless.
+///
+/// # Safety
+/// `reqs` is null or has `count` entries, `statuses` as many; `s` came from
+/// [`crate::core::vci::LeafWays::direct`].
+#[inline(always)]
+pub unsafe fn waitall_statuses_direct(
+    s: &mut VciState,
+    count: i32,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> bool {
+    if count <= 0 || reqs.is_null() || statuses.is_null() {
+        return declined();
+    }
+    // SAFETY: the caller passes `count` requests and as many statuses.
+    unsafe {
+        let reqs = std::slice::from_raw_parts_mut(reqs, count as usize);
+        finish_each_status(s, reqs, statuses)
+    }
+}
+
 /// [`waitall_done_direct`] under the lock of the VCI of the first request that is neither
 /// null nor the shared complete send, whose slot the locked way in `ways` holds (declines
 /// when the lock is taken, or when that way is closed). Returns the slot with [`Locked::Wake`] and [`Locked::Held`].
@@ -437,6 +462,53 @@ pub unsafe fn waitall_done_locked(
     }
     *first = MPI_REQUEST_NULL as MPI_Request;
     if !finish_each(s, rest.into_slice()) {
+        return (declined_locked(true), Some(slot));
+    }
+    // SAFETY: entered above on this thread; `s` is not used again.
+    (released(unsafe { slot.release() }), Some(slot))
+}
+
+/// [`waitall_done_locked`] with a status array: under the lock of the VCI of the first
+/// request that is neither null nor the shared complete send, [`finish_each_status`] over all
+/// of them (nothing changes when it declines).
+///
+/// # Safety
+/// As for [`waitall_done_locked`]; `statuses` has `count` entries.
+#[inline(always)]
+pub unsafe fn waitall_statuses_locked(
+    ways: &LeafWays,
+    count: i32,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> (Locked, Option<&'static LeafSlot>) {
+    if count <= 0 || reqs.is_null() || statuses.is_null() {
+        return (declined_locked(false), None);
+    }
+    // SAFETY: the caller passes `count` requests.
+    let reqs = unsafe { std::slice::from_raw_parts_mut(reqs, count as usize) };
+    let first = reqs
+        .iter()
+        .map(|&h| h as usize)
+        .find(|&h| h != MPI_REQUEST_NULL && h != DONE_SEND_HANDLE);
+    let Some(handle) = first else {
+        // Null and shared complete requests only: empty statuses, no lock.
+        for (i, h) in reqs.iter_mut().enumerate() {
+            // SAFETY: entry `i` exists (caller's contract).
+            crate::core::request::Status::EMPTY.write(unsafe { &mut *statuses.add(i) }, false);
+            *h = MPI_REQUEST_NULL as MPI_Request;
+        }
+        return (Locked::Done, None);
+    };
+    let Some(slot) = ways.locked_for_vci(Slab::<Request>::tag_of(handle)) else {
+        return (declined_locked(false), None);
+    };
+    // SAFETY: not inside the slow path (caller's contract); the state is used until the
+    // `release` below, or until the caller releases the lock after `Held`.
+    let Some(s) = (unsafe { slot.enter() }) else {
+        return (declined_locked(false), None);
+    };
+    // SAFETY: forwarded from the caller.
+    if !unsafe { finish_each_status(s, reqs, statuses) } {
         return (declined_locked(true), Some(slot));
     }
     // SAFETY: entered above on this thread; `s` is not used again.

@@ -1414,6 +1414,12 @@ pub(crate) unsafe fn MPI_Waitall(
     array_of_requests: *mut MPI_Request,
     array_of_statuses: *mut MPI_Status,
 ) -> Leaf {
+    if !array_of_statuses.is_null() {
+        // SAFETY: the caller's arguments, forwarded.
+        return Leaf(unsafe {
+            waitall_statuses_entry(count, array_of_requests, array_of_statuses)
+        });
+    }
     let ways = vci::leaf_ways();
     let reqs = array_of_requests;
     let statuses = array_of_statuses;
@@ -1442,6 +1448,46 @@ pub(crate) unsafe fn MPI_Waitall(
     }
     // SAFETY: the caller's arguments, forwarded.
     Leaf(unsafe { waitall_fast_entry(count, array_of_requests, array_of_statuses) })
+}
+
+/// `MPI_Waitall` with an array of statuses: its own leaf
+/// ([`leaf::waitall_statuses_direct`] or [`leaf::waitall_statuses_locked`]), then
+/// [`waitall_fast_entry`]. Out of line, so that the `MPI_STATUSES_IGNORE` leaf in
+/// [`MPI_Waitall`] keeps no frame.
+#[inline(never)]
+unsafe extern "C" fn waitall_statuses_entry(
+    count: c_int,
+    array_of_requests: *mut MPI_Request,
+    array_of_statuses: *mut MPI_Status,
+) -> c_int {
+    let ways = vci::leaf_ways();
+    let reqs = array_of_requests;
+    let statuses = array_of_statuses;
+    // SAFETY: as in `MPI_Waitall`: the state is dropped before returning; the caller passes
+    // `count` requests and as many statuses; the state came from the ways in.
+    let done = unsafe {
+        let way = ways.way();
+        if let Some(s) = way.direct() {
+            leaf::waitall_statuses_direct(s, count, reqs, statuses)
+        } else if !way.locked() {
+            false
+        } else {
+            match leaf::waitall_statuses_locked(ways, count, reqs, statuses) {
+                (Locked::Done, _) => true,
+                (Locked::Wake, Some(slot)) => return leaf_wake_entry(slot),
+                (Locked::Held, Some(slot)) => {
+                    // SAFETY: the caller's arguments, forwarded.
+                    return waitall_release_entry(count, reqs, statuses, slot);
+                }
+                _ => false,
+            }
+        }
+    };
+    if done {
+        return 0;
+    }
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { waitall_fast_entry(count, array_of_requests, array_of_statuses) }
 }
 
 /// `MPI_Waitall` after its locked leaf declined holding the lock of `slot`
