@@ -1278,7 +1278,90 @@ fn settle_all(fins: Vec<Fin>) -> Vec<(usize, Status, u32)> {
         .collect()
 }
 
-pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> MpiResult<()> {
+/// `MPI_Wait`: the `MPI_Waitall` leaves for one request inline (the same semantics for one
+/// request that is complete and successful: its status, `MPI_REQUEST_NULL`); everything
+/// else, and every error, in [`wait_general_entry`].
+#[inline(always)]
+pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> Leaf {
+    if !status.is_null() {
+        // SAFETY: the caller's arguments, forwarded.
+        return Leaf(unsafe { wait_status_entry(request, status) });
+    }
+    let ways = vci::leaf_ways();
+    // SAFETY: as in `MPI_Waitall`, for an array of one request (null pointers decline).
+    let done = unsafe {
+        let way = ways.way();
+        if let Some(s) = way.direct() {
+            leaf::waitall_done_direct(s, 1, request, status)
+        } else if !way.locked() {
+            false
+        } else {
+            match leaf::waitall_done_locked(ways, 1, request, status) {
+                (Locked::Done, _) => true,
+                (Locked::Wake, Some(slot)) => return Leaf(leaf_wake_entry(slot)),
+                (Locked::Held, Some(slot)) => {
+                    slot.leave();
+                    return Leaf(wait_general_entry(request, status));
+                }
+                _ => false,
+            }
+        }
+    };
+    if done {
+        return Leaf(0);
+    }
+    // SAFETY: the caller's arguments, forwarded.
+    Leaf(unsafe { wait_general_entry(request, status) })
+}
+
+/// `MPI_Wait` with a status: the status leaves of `MPI_Waitall` for one request, then
+/// [`wait_general_entry`]. Out of line, so that the status-ignoring leaf keeps no frame.
+#[inline(never)]
+unsafe extern "C" fn wait_status_entry(
+    request: *mut MPI_Request,
+    status: *mut MPI_Status,
+) -> c_int {
+    let ways = vci::leaf_ways();
+    // SAFETY: as in `MPI_Waitall`, for one request and one status.
+    let done = unsafe {
+        let way = ways.way();
+        if let Some(s) = way.direct() {
+            leaf::waitall_statuses_direct(s, 1, request, status)
+        } else if !way.locked() {
+            false
+        } else {
+            match leaf::waitall_statuses_locked(ways, 1, request, status) {
+                (Locked::Done, _) => true,
+                (Locked::Wake, Some(slot)) => return leaf_wake_entry(slot),
+                (Locked::Held, Some(slot)) => {
+                    slot.leave();
+                    return wait_general_entry(request, status);
+                }
+                _ => false,
+            }
+        }
+    };
+    if done {
+        return 0;
+    }
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { wait_general_entry(request, status) }
+}
+
+/// `MPI_Wait` beyond the leaves, with its own error handling.
+#[inline(never)]
+unsafe extern "C" fn wait_general_entry(
+    request: *mut MPI_Request,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's arguments, forwarded.
+    entry::call("MPI_Wait", ErrObj::None, || unsafe {
+        wait_general(request, status)
+    })
+}
+
+/// `MPI_Wait`: the fast paths over one request, then the general wait.
+unsafe fn wait_general(request: *mut MPI_Request, status: *mut MPI_Status) -> MpiResult<()> {
     let slot = out(request, "request")?;
     if *slot as usize == MPI_REQUEST_NULL {
         write_status(status, &Status::EMPTY);

@@ -101,7 +101,13 @@ pub fn links(args: &[OsString]) -> bool {
         .any(|a| matches!(a.to_str(), Some("-c" | "-E" | "-S" | "-M" | "-MM")))
 }
 
-/// The full command: compiler, include flag, user arguments, then the link part if linking.
+/// True when the arguments build a shared object (`-shared`), such as a Python extension.
+pub fn shared_object(args: &[OsString]) -> bool {
+    args.iter().any(|a| a.to_str() == Some("-shared"))
+}
+
+/// The full command: compiler, include flag, user arguments, then the link part if linking
+/// (the shared library for a shared object, see [`shared_link_part`]).
 pub fn command_line(
     cc: &OsStr,
     layout: &Layout,
@@ -111,9 +117,25 @@ pub fn command_line(
     let mut cmd = vec![cc.to_os_string(), include_flag(layout)];
     cmd.extend(args.iter().cloned());
     if with_link {
-        cmd.extend(link_part(layout));
+        if shared_object(args) {
+            cmd.extend(shared_link_part(layout));
+        } else {
+            cmd.extend(link_part(layout));
+        }
     }
     cmd
+}
+
+/// The libraries appended when linking a shared object: `libhympi.so` (found at run time
+/// through an rpath), as MPICH's wrappers link `libmpi.so`. Linking the static library
+/// into a shared object would give each such object its own private copy of MPI, and hide
+/// the MPI symbols from the process (mpi4py, for one, looks them up there).
+pub fn shared_link_part(layout: &Layout) -> Vec<OsString> {
+    let mut dir = OsString::from("-L");
+    dir.push(&layout.lib);
+    let mut rpath = OsString::from("-Wl,-rpath,");
+    rpath.push(&layout.lib);
+    vec![dir, rpath, OsString::from("-lhympi")]
 }
 
 fn include_flag(layout: &Layout) -> OsString {
@@ -215,6 +237,11 @@ mod tests {
         assert_eq!(
             show(&full),
             "cc -I/p/include x.c /p/lib/libhympi.a -lhwloc -lpthread -ldl -lm -lrt"
+        );
+        let so = command_line(OsStr::new("cc"), &l, &os(&["-shared", "x.o"]), true);
+        assert_eq!(
+            show(&so),
+            "cc -I/p/include -shared x.o -L/p/lib -Wl,-rpath,/p/lib -lhympi"
         );
         let compile = command_line(OsStr::new("g++"), &l, &os(&["-c", "x.cpp"]), false);
         assert_eq!(show(&compile), "g++ -I/p/include -c x.cpp");
