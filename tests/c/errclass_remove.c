@@ -1,6 +1,7 @@
 /* errclass_remove: MPI-4.1's MPI_Remove_error_class / _code / _string after sequences of
  * MPI_Add_error_class / _code / _string: every call returns, removed codes and classes are
- * no longer valid, MPI_LASTUSEDCODE follows, and removing a class that still has codes fails. */
+ * no longer valid, MPI_LASTUSEDCODE follows, and removing a class that still has codes, or a
+ * code or class that still has a string, fails. */
 #include "mtest.h"
 
 static int last_used(void)
@@ -34,10 +35,18 @@ int main(int argc, char **argv)
         CHECK_RC(MPI_Remove_error_string(code1), "call");
         MPI_Error_string(code1, s, &len);
         CHECK(strcmp(s, "my code 1") != 0, "string of code1 still '%s'", s);
+        /* A code (or class) with a string cannot go before its string (MPI-4.1). */
+        rc = MPI_Remove_error_code(code2);
+        CHECK(rc != MPI_SUCCESS, "removing a code that still has a string succeeded");
+        MPI_Error_class(code2, &c);
+        CHECK(c == cls, "code2 lost its class after a refused removal: %d", c);
+        CHECK_RC(MPI_Remove_error_string(code2), "call");
         CHECK_RC(MPI_Remove_error_code(code2), "call");
         rc = MPI_Remove_error_code(code2);
         CHECK(rc != MPI_SUCCESS, "removing code2 twice succeeded");
         CHECK_RC(MPI_Remove_error_code(code1), "call");
+        rc = MPI_Remove_error_class(cls);
+        CHECK(rc != MPI_SUCCESS, "removing a class that still has a string succeeded");
         CHECK_RC(MPI_Remove_error_string(cls), "call");
         CHECK_RC(MPI_Remove_error_class(cls), "call");
         rc = MPI_Add_error_code(cls, &code1);

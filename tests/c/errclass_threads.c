@@ -1,7 +1,7 @@
 /* errclass_threads.c: user error classes, codes and strings added, read and removed by
  * several threads at once (MPI_THREAD_MULTIPLE), 500 rounds per thread: every call returns,
- * each code keeps its class and string while it exists, and removal in the order string,
- * code, class succeeds (MPI-4.1). */
+ * each code keeps its class and string while it exists, and removal in the order code
+ * string, code, class string, class succeeds (MPI-4.1). */
 #include "mtest.h"
 #include <pthread.h>
 
@@ -27,6 +27,7 @@ static void *work(void *arg)
             failures[id]++;
         rc = MPI_Remove_error_string(code);
         rc |= MPI_Remove_error_code(code);
+        rc |= MPI_Remove_error_string(cls);
         rc |= MPI_Remove_error_class(cls);
         if (rc != MPI_SUCCESS)
             failures[id]++;

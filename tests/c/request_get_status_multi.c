@@ -57,6 +57,14 @@ int main(int argc, char **argv)
               "some: MPI_ERROR[%d] %d", k, sts[k].MPI_ERROR);
 
     CHECK_RC(MPI_Waitall(2 * N, rq, MPI_STATUSES_IGNORE), "Waitall");
+    /* Only null requests: flag set, index MPI_UNDEFINED, the empty status, MPI_ERROR too. */
+    st.MPI_ERROR = STALE;
+    st.MPI_SOURCE = st.MPI_TAG = 12345;
+    CHECK_RC(MPI_Request_get_status_any(2 * N, rq, &index, &flag, &st), "get_status_any(null)");
+    CHECK(flag && index == MPI_UNDEFINED, "any(null): flag %d index %d", flag, index);
+    CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG,
+          "any(null): source %d tag %d", st.MPI_SOURCE, st.MPI_TAG);
+    CHECK(st.MPI_ERROR == MPI_SUCCESS, "any(null): MPI_ERROR %d", st.MPI_ERROR);
     for (int i = 0; i < N; i++)
         CHECK(in[i] == 100 + i, "in[%d] = %d", i, in[i]);
 #else

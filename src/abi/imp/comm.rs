@@ -391,7 +391,12 @@ pub(crate) unsafe fn MPI_Comm_get_name(
     comm_name: *mut c_char,
     resultlen: *mut c_int,
 ) -> MpiResult<()> {
-    let name = runtime::with(|rt| Ok(rt.comm(comm as usize)?.1.name.clone()))?;
+    // The null handle has its own name, as in MPICH and Open MPI.
+    let name = if comm as usize == MPI_COMM_NULL {
+        "MPI_COMM_NULL".to_string()
+    } else {
+        runtime::with(|rt| Ok(rt.comm(comm as usize)?.1.name.clone()))?
+    };
     // SAFETY: the caller's buffer holds MPI_MAX_OBJECT_NAME bytes (C contract).
     unsafe { put_string(&name, comm_name, MPI_MAX_OBJECT_NAME as usize, resultlen) }
 }

@@ -802,6 +802,10 @@ pub(crate) unsafe fn MPI_Type_free(datatype: *mut MPI_Datatype) -> MpiResult<()>
     Ok(())
 }
 
+/// Names given to predefined datatypes with `MPI_Type_set_name` (handle, name).
+static PREDEFINED_NAMES: parking_lot::Mutex<Vec<(usize, String)>> =
+    parking_lot::Mutex::new(Vec::new());
+
 pub(crate) unsafe fn MPI_Type_set_name(
     datatype: MPI_Datatype,
     type_name: *const c_char,
@@ -813,18 +817,23 @@ pub(crate) unsafe fn MPI_Type_set_name(
     let name = unsafe { std::ffi::CStr::from_ptr(type_name) }
         .to_string_lossy()
         .into_owned();
+    let name: String = name
+        .chars()
+        .take(MPI_MAX_OBJECT_NAME as usize - 1)
+        .collect();
     runtime::with(|rt| {
         let h = datatype as usize;
         if predefined(h).is_some() {
-            return fail(MPI_ERR_TYPE, "predefined datatypes keep their names");
+            // A predefined type may be renamed too (MPICH and Open MPI allow it).
+            let mut t = PREDEFINED_NAMES.lock();
+            t.retain(|e| e.0 != h);
+            t.push((h, name.clone()));
+            return Ok(());
         }
         let Some(e) = rt.types.decode(h).and_then(|i| rt.types.get_mut(i)) else {
             return rt.type_entry(h).map(|_| ());
         };
-        e.name = name
-            .chars()
-            .take(MPI_MAX_OBJECT_NAME as usize - 1)
-            .collect();
+        e.name = name;
         Ok(())
     })
 }
@@ -835,7 +844,13 @@ pub(crate) unsafe fn MPI_Type_get_name(
     resultlen: *mut c_int,
 ) -> MpiResult<()> {
     let h = datatype as usize;
+    let renamed = PREDEFINED_NAMES
+        .lock()
+        .iter()
+        .find(|e| e.0 == h)
+        .map(|e| e.1.clone());
     let name = match names::NAMES.iter().find(|(v, _)| *v == h) {
+        Some(_) if renamed.is_some() => renamed.unwrap_or_default(),
         Some((_, n)) => n.to_string(),
         None => runtime::with(|rt| Ok(rt.type_entry(h)?.name.clone()))?,
     };

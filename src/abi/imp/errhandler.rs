@@ -236,6 +236,17 @@ fn remove(code: i32, want_class: bool) -> MpiResult<()> {
             ),
         );
     }
+    if !entry.text.is_empty() {
+        // MPI-4.1: a string must be removed (MPI_Remove_error_string) before its code or
+        // class.
+        return fail(
+            MPI_ERR_ARG,
+            format!(
+                "error {} {code} still has an error string (remove it with MPI_Remove_error_string first)",
+                if want_class { "class" } else { "code" }
+            ),
+        );
+    }
     if want_class
         && t.iter()
             .enumerate()

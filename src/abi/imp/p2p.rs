@@ -2890,7 +2890,11 @@ pub(crate) unsafe fn MPI_Request_get_status_any(
         Some(None) => {
             *flag = 1;
             *index = MPI_UNDEFINED;
-            write_status(status, &Status::EMPTY);
+            // The empty status, with MPI_ERROR set as for any other outcome of the call.
+            // SAFETY: MPI_STATUS_IGNORE is NULL; any other pointer is the caller's status.
+            if let Some(out) = unsafe { status.as_mut() } {
+                Status::EMPTY.write(out, true);
+            }
         }
         Some(Some((i, peek))) => {
             let (st, rc) = peeked(peek);
