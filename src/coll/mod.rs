@@ -9,7 +9,7 @@ pub mod tuning;
 
 use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::Runtime;
-use sched::{coll_tag, Schedule};
+use sched::{coll_tag, nb_coll_tag, Schedule};
 
 /// What an algorithm needs to know about the communicator of a collective call.
 #[derive(Clone, Copy, Debug)]
@@ -45,10 +45,16 @@ impl Ctx {
 }
 
 /// Starts a collective on communicator handle `h`: resolves it and takes the next collective
-/// sequence number, whose tag names the call's traffic. On an intercommunicator the prefix
+/// sequence number, whose tag names the call's traffic. Blocking and nonblocking (or
+/// persistent) calls are numbered apart, in two halves of the tag space: in a correct
+/// program both kinds come in the same order on every process, so each is matched by its
+/// own count; and a program that crosses a blocking call with a pending nonblocking one
+/// (an `MPI_Iallreduce` started before an `MPI_Barrier` on one process and after it on
+/// another, as mpi4py's agreement fallback does) completes as under MPICH, whose blocking
+/// and nonblocking collectives use different tags too. On an intercommunicator the prefix
 /// reductions (`MPI_Scan`, `MPI_Exscan`: `MPI_ERR_COMM`) and the neighbourhood collectives
 /// (no topology: `MPI_ERR_TOPOLOGY`) are refused; the other builders see [`Ctx::inter`].
-pub fn begin(rt: &mut Runtime, h: usize, function: &str) -> MpiResult<(Ctx, i32)> {
+pub fn begin(rt: &mut Runtime, h: usize, function: &str, blocking: bool) -> MpiResult<(Ctx, i32)> {
     let (idx, c) = rt.comm(h)?;
     let inter = c.remote.as_ref().map(|r| Inter {
         remote_size: r.size,
@@ -74,10 +80,17 @@ pub fn begin(rt: &mut Runtime, h: usize, function: &str) -> MpiResult<(Ctx, i32)
         rank: c.rank,
         size: c.size,
         inter,
-        blocking: false,
+        blocking,
     };
     let c = rt.comms.get_mut(idx).unwrap();
-    let seq = c.coll_seq;
-    c.coll_seq = c.coll_seq.wrapping_add(1);
-    Ok((ctx, coll_tag(seq)))
+    let tag = if blocking {
+        let seq = c.coll_seq;
+        c.coll_seq = c.coll_seq.wrapping_add(1);
+        coll_tag(seq)
+    } else {
+        let seq = c.nb_coll_seq;
+        c.nb_coll_seq = c.nb_coll_seq.wrapping_add(1);
+        nb_coll_tag(seq)
+    };
+    Ok((ctx, tag))
 }

@@ -21,13 +21,20 @@ use crate::core::request::{ReqKind, SendMode};
 use crate::core::runtime::{self, Background, Runtime};
 use std::fmt::Write as _;
 
-/// Tags of collective traffic: `COLL_TAG_BASE - (sequence mod 2^24)`, below the tags of the
+/// Tags of collective traffic: `COLL_TAG_BASE - (sequence mod 2^23)` for blocking calls, the
+/// next 2^23 tags below for nonblocking and persistent ones; below the tags of the
 /// communicator-construction rounds.
 pub const COLL_TAG_BASE: i32 = INTERNAL_TAG_MAX - (1 << 25);
 
 /// The tag of collective number `seq` on a communicator.
 pub fn coll_tag(seq: u32) -> i32 {
-    COLL_TAG_BASE - (seq % (1 << 24)) as i32
+    COLL_TAG_BASE - (seq % (1 << 23)) as i32
+}
+
+/// The internal tag of nonblocking or persistent collective call number `seq` on a
+/// communicator: the other half of the collective tag space (see `coll::begin`).
+pub fn nb_coll_tag(seq: u32) -> i32 {
+    COLL_TAG_BASE - (1 << 23) - (seq % (1 << 23)) as i32
 }
 
 /// A buffer as a transfer sees it: address, bytes of data, element layout and, for a derived

@@ -80,6 +80,9 @@ pub struct Comm {
     pub hidden: bool,
     /// Collectives started on it so far (names their traffic: see `coll::sched`).
     pub coll_seq: u32,
+    /// Sequence number of the next nonblocking or persistent collective call, counted apart
+    /// from the blocking ones (`coll::begin`).
+    pub nb_coll_seq: u32,
     /// Communicators constructed from it so far (names the traffic and orders the
     /// context-id agreement of each: see `Runtime::next_construction`).
     pub build_seq: u32,
@@ -121,6 +124,7 @@ impl Comm {
             info: Info::default(),
             hidden: false,
             coll_seq: 0,
+            nb_coll_seq: 0,
             build_seq: 0,
             topo: None,
             endpoints: None,

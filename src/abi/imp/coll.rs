@@ -75,8 +75,7 @@ pub(crate) unsafe fn collective(
     // Built in place on this frame (never moved: a shared-memory plan makes it large).
     let mut s = Schedule::new(0, 0);
     let started = runtime::with(|rt| {
-        let (mut ctx, tag) = begin(rt, comm as usize, function)?;
-        ctx.blocking = request.is_none();
+        let (ctx, tag) = begin(rt, comm as usize, function, request.is_none())?;
         s.retarget(ctx.comm, tag);
         build(rt, &ctx, &mut s)?;
         match request {
@@ -118,7 +117,7 @@ pub(crate) unsafe fn collective_init(
     let slot = out(request, "request")?;
     crate::core::info::lookup_opt(info as usize)?;
     let h = runtime::with(|rt| {
-        let (ctx, tag) = begin(rt, comm as usize, function)?;
+        let (ctx, tag) = begin(rt, comm as usize, function, false)?;
         let mut s = ctx.schedule(tag);
         build(rt, &ctx, &mut s)?;
         sched::persistent(rt, s)
