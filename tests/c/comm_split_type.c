@@ -187,17 +187,25 @@ int main(int argc, char **argv)
     hw_guided("hwloc://Package", NULL, 0);
 
     c = MPI_COMM_NULL;
-    rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, rank, MPI_INFO_NULL, &c);
+    MPI_Info uinfo;
+    MPI_Info_create(&uinfo);
+    rc = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, rank, uinfo, &c);
     if (rc != MPI_SUCCESS) {
         if (rank == 0)
             printf("MTEST_INFO: HW_UNGUIDED not supported (%s)\n", MTest_Describe(rc));
     } else if (c != MPI_COMM_NULL) {
         CHECK(size > 1, "HW_UNGUIDED at one process must give MPI_COMM_NULL (no strict subset)");
         check_hw_comm(c, 1, "HW_UNGUIDED");
+        /* The info argument is INOUT: it names the resource type of the new communicator. */
+        char rtype[MPI_MAX_INFO_VAL + 1];
+        int rlen = MPI_MAX_INFO_VAL, rflag = 0;
+        MPI_Info_get_string(uinfo, "mpi_hw_resource_type", &rlen, rtype, &rflag);
+        CHECK(rflag && rtype[0], "HW_UNGUIDED did not set mpi_hw_resource_type in its info");
         MTest_Free_comm(&c, "MPI_Comm_free (HW_UNGUIDED)");
     } else if (rank == 0) {
         printf("MTEST_INFO: HW_UNGUIDED gave MPI_COMM_NULL\n");
     }
+    MPI_Info_free(&uinfo);
 #else
     if (rank == 0)
         printf("MTEST_INFO: MPI_VERSION %d: no MPI_COMM_TYPE_HW_GUIDED/UNGUIDED\n", MPI_VERSION);

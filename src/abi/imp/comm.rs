@@ -198,6 +198,7 @@ pub(crate) unsafe fn MPI_Comm_split_type(
     newcomm: *mut MPI_Comm,
 ) -> MpiResult<()> {
     out(newcomm, "newcomm")?;
+    let info_handle = info as usize;
     let info = runtime::with(|rt| info_contents(rt, info as usize))?;
     let made = comm_build::split_type(comm as usize, split_type, key, &info)?;
     if let Some((h, key, what)) = &made {
@@ -206,6 +207,11 @@ pub(crate) unsafe fn MPI_Comm_split_type(
             rt.comms.get_mut(idx).unwrap().info.set(key, what);
             Ok(())
         })?;
+        // MPI-4.0: for an unguided split the caller's info object (INOUT) learns the
+        // resource type the new communicator shares.
+        if split_type == MPI_COMM_TYPE_HW_UNGUIDED && info_handle != MPI_INFO_NULL {
+            crate::core::info::with_table(|t| t.get_mut(info_handle).map(|i| i.set(key, what)))?;
+        }
     }
     set_comm(newcomm, made.map(|m| m.0))
 }
