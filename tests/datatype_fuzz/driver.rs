@@ -930,7 +930,7 @@ impl Case {
             class_of("pack", rc);
             // A zero count of MPI_DATATYPE_NULL is an empty buffer (as in MPICH; see the
             // README), so it may pass.
-            let empty_null = count == 0 && h as usize == MPI_DATATYPE_NULL as usize;
+            let empty_null = count == 0 && h as usize == MPI_DATATYPE_NULL;
             if (count > 0 || i.is_none_or(|i| !self.types[i].live)) && !empty_null {
                 assert_ne!(rc, MPI_SUCCESS, "pack of an unusable type accepted");
             }
@@ -1220,8 +1220,8 @@ impl Case {
             return;
         }
         // A zero count of MPI_DATATYPE_NULL is an empty buffer (see `round_trip`).
-        let src_ok = i.is_some_and(|i| self.types[i].live)
-            || (c == 0 && h as usize == MPI_DATATYPE_NULL as usize);
+        let src_ok =
+            i.is_some_and(|i| self.types[i].live) || (c == 0 && h as usize == MPI_DATATYPE_NULL);
         let rc = if use32 {
             let mut p32 = p as i32;
             let (c, r) = (c as i32, r as i32);
