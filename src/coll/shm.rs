@@ -1,4 +1,4 @@
-//! Small-message collectives through shared memory (algorithm name [`tuning::SHM`]).
+//! On-node collectives through shared memory (algorithm name [`tuning::SHM`]).
 //!
 //! On an intracommunicator whose ranks are all on this node, blocking `MPI_Barrier`,
 //! `MPI_Bcast`, `MPI_Reduce`, `MPI_Allreduce`, `MPI_Allgather`, `MPI_Alltoall` and
@@ -10,6 +10,13 @@
 //! Reductions combine in rank order (`x0 op (x1 op (... op x(p-1)))`), so user and
 //! non-commutative ops get the standard's order, and they run outside the runtime lock.
 //!
+//! A broadcast larger than a rank's area ([`CAP`]) skips the slot copy when CMA works: the
+//! ranks publish their buffer addresses in their areas and copy straight between the
+//! processes (`platform::cma`). On two ranks the root writes the second half into the
+//! receiver while the receiver reads the first half, so both cores move data; on more ranks
+//! every non-root reads the whole message from the root. Such a call takes two sequence
+//! numbers: one to publish addresses, one to say "done with your buffer".
+//!
 //! A communicator gets its slot at its first call that selects `shm`: rank 0 claims one and
 //! broadcasts its index (or "none": the communicator then keeps the schedules for good) with a
 //! message broadcast under the call's tag. Members give the slot back in `MPI_Comm_free`.
@@ -17,15 +24,17 @@
 //! through `runtime::wait_for`, which drives progress (peers may need our point-to-point
 //! traffic) and yields the CPU when the node is oversubscribed.
 
+use crate::abi::consts::MPI_ERR_OTHER;
 use crate::coll::algos::blocks::Blocks;
 use crate::coll::sched::{Schedule, Span};
 use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
 use crate::core::comm::Comm;
-use crate::core::error::MpiResult;
+use crate::core::error::{fail, MpiResult};
 use crate::core::op::Reducer;
 use crate::core::p2p::copy_bytes;
 use crate::core::runtime::{self, Runtime};
+use crate::platform::cma;
 use crate::transport::shm::collslot::{Slot, CAP};
 use crate::transport::shm::ShmEngine;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
@@ -108,6 +117,17 @@ pub enum Kind {
         /// Root rank.
         root: i32,
     },
+    /// `MPI_Bcast` of `data` (more than an area holds) from `root` with single-copy CMA
+    /// transfers, the slot carrying only buffer addresses (see [`bcast_cma`]).
+    BcastCma {
+        /// The buffer.
+        data: Span,
+        /// Root rank.
+        root: i32,
+        /// The process this rank copies with: the root's for a non-root, on two ranks the
+        /// other rank's for the root (unused by the root on more ranks).
+        peer_pid: i32,
+    },
     /// `MPI_Reduce` (`all`: `MPI_Allreduce`) of `count` contiguous elements from address
     /// `send` (the receive buffer for `MPI_IN_PLACE`) into `recv`.
     Reduce {
@@ -150,6 +170,17 @@ pub enum Kind {
         /// Receive blocks.
         recv: Blocks,
     },
+}
+
+impl Kind {
+    /// Sequence numbers of the slot one call uses: two for [`Kind::BcastCma`] (addresses,
+    /// then "done"), one for the others.
+    fn calls(&self) -> u64 {
+        match self {
+            Kind::BcastCma { .. } => 2,
+            _ => 1,
+        }
+    }
 }
 
 /// A call on the shared-memory path.
@@ -204,24 +235,23 @@ pub fn offer(
     if state == OFF || !a.selects(coll, q) {
         return false;
     }
-    let at = if state == UNKNOWN {
-        if !eligible(rt, comm) {
-            a.state.store(OFF, Relaxed);
-            return false;
-        }
-        None
-    } else {
+    if state == UNKNOWN && !eligible(rt, comm) {
+        a.state.store(OFF, Relaxed);
+        return false;
+    }
+    let kind = kind();
+    let at = (state != UNKNOWN).then(|| {
         let region = rt
             .shm
             .as_ref()
             .expect("a slot implies a segment")
             .coll_region();
         let seq = a.seq.load(Relaxed) + 1;
-        a.seq.store(seq, Relaxed);
-        Some((region.slot(state - SLOT0), seq))
-    };
+        a.seq.store(seq + kind.calls() - 1, Relaxed);
+        (region.slot(state - SLOT0), seq)
+    });
     s.shm = Some(Plan {
-        kind: kind(),
+        kind,
         comm: c.comm,
         rank: c.rank,
         size: c.size,
@@ -229,6 +259,51 @@ pub fn offer(
         at,
     });
     true
+}
+
+/// Offers blocking `MPI_Bcast` call `c` of `data` from `root` to the shared-memory path (see
+/// [`offer`]): through the slot's areas when the data fits one, else with single-copy
+/// transfers ([`Kind::BcastCma`]) when the node uses CMA. The choice depends only on the
+/// packed size and the node, the same on every rank.
+pub fn offer_bcast(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    q: &Query,
+    data: &Span,
+    root: i32,
+) -> bool {
+    let bytes = data.packed();
+    if bytes <= CAP {
+        return offer(rt, c, s, Coll::Bcast, q, bytes, || Kind::Bcast {
+            data: data.clone(),
+            root,
+        });
+    }
+    let Some(engine) = rt.shm.as_ref().filter(|e| e.cma_enabled()) else {
+        return false;
+    };
+    offer(rt, c, s, Coll::Bcast, q, 8, || {
+        let pid_of = |r: i32| {
+            let world = rt
+                .comms
+                .get(c.comm)
+                .expect("live communicator")
+                .map
+                .world(r);
+            engine.pid_of(rt.local_of_world[world as usize])
+        };
+        let peer = if c.rank != root {
+            root
+        } else {
+            (root + 1) % c.size
+        };
+        Kind::BcastCma {
+            data: data.clone(),
+            root,
+            peer_pid: pid_of(peer),
+        }
+    })
 }
 
 /// A call the fast entries ([`allreduce_now`], [`allgather_now`]) claimed for the slot.
@@ -567,7 +642,7 @@ fn setup(plan: &Plan) -> MpiResult<Option<(Slot, u64)>> {
             return Ok(None);
         }
         c.coll_shm.state.store(SLOT0 + got, Relaxed);
-        c.coll_shm.seq.store(1, Relaxed);
+        c.coll_shm.seq.store(plan.kind.calls(), Relaxed);
         let region = rt.shm.as_ref().expect("eligible").coll_region();
         Ok(Some((region.slot(got), 1)))
     })
@@ -708,6 +783,11 @@ fn run(kind: &Kind, slot: Slot, s: u64, me: usize, p: usize) -> MpiResult<()> {
                 Ok(())
             }
         }
+        Kind::BcastCma {
+            data,
+            root,
+            peer_pid,
+        } => bcast_cma(slot, s, me, p, data, *root as usize, *peer_pid),
         Kind::Reduce {
             red,
             count,
@@ -784,6 +864,101 @@ fn run(kind: &Kind, slot: Slot, s: u64, me: usize, p: usize) -> MpiResult<()> {
             Ok(())
         }
     }
+}
+
+/// A broadcast too large for an area, with single copies between the address spaces
+/// (the contention-aware CMA broadcast, `papers/contention-aware-cma-collectives.md` §4, §6.2):
+/// call `s` carries buffer addresses, call `s + 1` says "done", and no data goes through the
+/// slot.
+///
+/// - On two ranks both ranks copy, half each (the paper's read and write designs at once):
+///   each publishes its buffer's address for `s`; the root writes the second half into the
+///   other rank's buffer (`process_vm_writev`) while that rank reads the first half from the
+///   root's (`process_vm_readv`); each publishes `s + 1` when its half is done and returns
+///   once the other has, so neither buffer is touched after its owner returns. One 64 KiB
+///   broadcast costs about one syscall and half a copy instead of a rendezvous handshake and
+///   a whole copy.
+/// - On more ranks every non-root reads the whole buffer from the root (direct read) and
+///   publishes `s + 1`; the root returns once all have (the tables select this only where it
+///   was measured to pay; the paper's k-nomial read throttling is the next step for many
+///   ranks).
+///
+/// A rank whose data is not one contiguous block copies through a packed buffer of its own
+/// (the root packs before publishing, a non-root unpacks after `s + 1`), so the path is the
+/// same on every rank whatever the layouts. A failed transfer still publishes `s + 1`, so the
+/// peers do not wait forever, and is reported as `MPI_ERR_OTHER`.
+fn bcast_cma(
+    slot: Slot,
+    s: u64,
+    me: usize,
+    p: usize,
+    data: &Span,
+    root: usize,
+    peer_pid: i32,
+) -> MpiResult<()> {
+    let n = data.packed();
+    let mut staging = Vec::new();
+    let base = if data.is_contiguous() {
+        data.addr
+    } else {
+        staging = vec![0u8; n];
+        if me == root {
+            // SAFETY: `data` describes the caller's valid buffer; `staging` has `n` bytes.
+            unsafe { pack(data, staging.as_mut_ptr()) };
+        }
+        staging.as_mut_ptr() as usize
+    };
+    let publish_addr = p == 2 || me == root;
+    if publish_addr {
+        // SAFETY: an area holds at least 8 bytes; it is 16-byte aligned.
+        contribute(slot, p, me, s, |d| unsafe {
+            (d as *mut u64).write(base as u64)
+        })?;
+    } else {
+        slot.publish(me, s);
+    }
+    let half = n / 2;
+    let moved = if me == root && p > 2 {
+        Ok(())
+    } else {
+        let other = if me == root { 1 - root } else { root };
+        wait(|| slot.ready(other, s))?;
+        // SAFETY: the other rank published its buffer's address for call `s` and keeps the
+        // buffer until it sees our `s + 1`.
+        let remote = unsafe { (slot.data(other, s) as *const u64).read() };
+        if me == root {
+            // SAFETY: our buffer holds `n` bytes; the kernel checks the remote range.
+            unsafe {
+                cma::write_to(
+                    peer_pid,
+                    (base + half) as *const u8,
+                    remote + half as u64,
+                    n - half,
+                )
+            }
+        } else {
+            let len = if p == 2 { half } else { n };
+            // SAFETY: our buffer has room for `n` bytes; the kernel checks the remote range.
+            unsafe { cma::read_from(peer_pid, remote, base as *mut u8, len) }
+        }
+    };
+    slot.publish(me, s + 1);
+    if me == root && p > 2 {
+        wait_all(slot, p, s + 1)?;
+    } else if p == 2 {
+        wait(|| slot.ready(1 - me, s + 1))?;
+    }
+    if let Err(e) = moved {
+        return fail(
+            MPI_ERR_OTHER,
+            format!("MPI_Bcast: single-copy transfer with process {peer_pid} failed: {e}"),
+        );
+    }
+    if me != root && !staging.is_empty() {
+        // SAFETY: `staging` holds the `n` bytes of the broadcast; `data` is the caller's buffer.
+        unsafe { unpack(data, staging.as_ptr(), n) };
+    }
+    Ok(())
 }
 
 #[cfg(test)]

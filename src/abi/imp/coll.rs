@@ -198,10 +198,7 @@ fn bcast(
     let data = user_span(rt, buffer, count, datatype)?;
     let bytes = data.packed();
     let q = Query::new(c.size, bytes, bytes);
-    if shm::offer(rt, c, s, Coll::Bcast, &q, bytes, || shm::Kind::Bcast {
-        data: data.clone(),
-        root,
-    }) {
+    if shm::offer_bcast(rt, c, s, &q, &data, root) {
         return Ok(());
     }
     algos::bcast::run(c, s, &data, root);
