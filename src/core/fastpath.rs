@@ -819,73 +819,56 @@ pub(crate) fn finish_each(s: &mut VciState, reqs: &mut [MPI_Request]) -> bool {
     true
 }
 
-/// [`finish_each`] with statuses to write (`statuses` has an entry per request): when every
-/// request is null, the shared complete send, or complete, plain and successful, writes each
-/// one's status (`MPI_ERROR` untouched, as on success), frees it and writes
-/// `MPI_REQUEST_NULL`. The first pass only checks, so that a decline changes nothing (the
-/// slow path would write an empty status for a request this path had already freed); the
-/// second fails only for a request listed twice, an erroneous call. Whether it finished them.
+/// [`finish_each`] with statuses to write (`statuses` has an entry per request), in one
+/// pass: while the next request is null, the shared complete send, or complete, plain and
+/// successful, writes its status (`MPI_ERROR` untouched, as on success), frees it and writes
+/// `MPI_REQUEST_NULL`, from entry `from` on (those before it are finished already). Returns
+/// how many it finished from the front, counting the first `from` (all of them: done). The
+/// caller hands the rest of the array to the full path, which must not touch the finished
+/// prefix: their statuses are written, and to the full path a null entry would mean an
+/// empty status. A request listed twice stops the pass at its second entry (freed just
+/// before), which the full path reports.
 ///
 /// # Safety
 /// `statuses` has `reqs.len()` entries.
 #[inline(always)]
-pub(crate) unsafe fn finish_each_status(
+pub(crate) unsafe fn finish_status_prefix(
     s: &mut VciState,
     reqs: &mut [MPI_Request],
     statuses: *mut MPI_Status,
-) -> bool {
-    for &h in reqs.iter() {
-        let handle = h as usize;
-        if handle != MPI_REQUEST_NULL
-            && handle != DONE_SEND_HANDLE
-            && !s
-                .reqs
-                .decode(handle)
-                .and_then(|i| s.reqs.get(i))
-                .is_some_and(finishable)
-        {
-            return false;
-        }
-    }
-    for (i, h) in reqs.iter_mut().enumerate() {
+    from: usize,
+) -> usize {
+    let mut i = from;
+    while let Some(h) = reqs.get_mut(i) {
         let handle = *h as usize;
         // SAFETY: entry `i` exists (caller's contract).
         let out = unsafe { &mut *statuses.add(i) };
         if handle == MPI_REQUEST_NULL || handle == DONE_SEND_HANDLE {
             Status::EMPTY.write(out, false);
         } else {
-            let Some(index) = s.reqs.decode(handle) else {
-                return false;
-            };
-            let Some(r) = s.reqs.get(index) else {
-                return false;
-            };
-            r.status.write(out, false);
-            // `finishable` held in the first pass (no out-of-line state), and nothing
-            // changed it since.
-            s.reqs.free_plain(index, |_| true);
+            // `finishable` checks that it owns no out-of-line state (`extra`, the only
+            // field with drop glue, is `None`).
+            if !s
+                .reqs
+                .free_plain_handle(handle, finishable, |r| r.status.write(out, false))
+            {
+                return i;
+            }
         }
         *h = MPI_REQUEST_NULL as MPI_Request;
+        i += 1;
     }
-    true
+    i
 }
 
 /// The step of [`finish_each`] for one request `handle` that is neither null nor the shared
 /// complete send: frees it if it is complete, plain and successful. Whether it did.
 #[inline(always)]
 pub(crate) fn finish_plain(s: &mut VciState, handle: usize) -> bool {
-    // `None`: not plain, not complete, or the same request listed twice (freed just before):
-    // the slow path finishes or reports it.
-    let Some(index) = s.reqs.decode(handle) else {
-        return false;
-    };
-    if !s.reqs.get(index).is_some_and(finishable) {
-        return false;
-    }
-    // `finishable` checked that it owns no out-of-line state (`extra`, the only field with
-    // drop glue, is `None`).
-    s.reqs.free_plain(index, |_| true);
-    true
+    // False: not plain, not complete, or the same request listed twice (freed just before):
+    // the slow path finishes or reports it. `finishable` checks that it owns no out-of-line
+    // state (`extra`, the only field with drop glue, is `None`).
+    s.reqs.free_plain_handle(handle, finishable, |_| {})
 }
 
 /// What one fast progress step on a VCI did.
@@ -1388,7 +1371,7 @@ mod tests {
     }
 
     #[test]
-    fn finish_each_status_checks_all_before_it_changes_anything() {
+    fn finish_status_prefix_stops_at_the_first_unfinished_request() {
         let mut s = VciState {
             reqs: Slab::tagged(kind::REQUEST, 0),
             matcher: Default::default(),
@@ -1405,39 +1388,61 @@ mod tests {
         };
         let (_, shared) = s.reqs.insert_handle(done(ReqKind::Send, 0)).unwrap();
         assert_eq!(shared, DONE_SEND_HANDLE);
-        let (ai, a) = s.reqs.insert_handle(done(ReqKind::Recv, 3)).unwrap();
+        let (_, a) = s.reqs.insert_handle(done(ReqKind::Recv, 3)).unwrap();
         let (_, b) = s
             .reqs
             .insert_handle(Request::new(ReqKind::Recv, 0))
             .unwrap();
+        let (ci, c) = s.reqs.insert_handle(done(ReqKind::Recv, 5)).unwrap();
         let null = MPI_REQUEST_NULL as MPI_Request;
         // SAFETY: an all-zero MPI_Status is a valid value of the plain C struct.
-        let mut st: [MPI_Status; 3] = unsafe { std::mem::zeroed() };
+        let mut st: [MPI_Status; 4] = unsafe { std::mem::zeroed() };
         st[0].MPI_ERROR = 99;
-        // `b` is not complete: nothing changes, not even `a` before it.
-        let mut reqs = [a as MPI_Request, b as MPI_Request, null];
-        // SAFETY: three statuses for three requests.
-        assert!(!unsafe { finish_each_status(&mut s, &mut reqs, st.as_mut_ptr()) });
-        assert_eq!(reqs, [a as MPI_Request, b as MPI_Request, null]);
-        assert_eq!(s.reqs.decode(a), Some(ai));
-        assert_eq!(st[0].MPI_SOURCE, 0, "no status written");
-        let bi = s.reqs.decode(b).unwrap();
-        s.reqs.get_mut(bi).unwrap().set_done(true);
-        let mut reqs = [a as MPI_Request, DONE_SEND_HANDLE as MPI_Request, null];
-        // SAFETY: as above.
-        assert!(unsafe { finish_each_status(&mut s, &mut reqs, st.as_mut_ptr()) });
-        assert_eq!(reqs, [null, null, null]);
+        // `b` is not complete: `a` before it is finished, `b` and `c` are left alone.
+        let mut reqs = [a as MPI_Request, b as MPI_Request, c as MPI_Request, null];
+        // SAFETY: four statuses for four requests.
+        assert_eq!(
+            unsafe { finish_status_prefix(&mut s, &mut reqs, st.as_mut_ptr(), 0) },
+            1
+        );
+        assert_eq!(reqs, [null, b as MPI_Request, c as MPI_Request, null]);
         assert_eq!(s.reqs.decode(a), None, "freed");
         assert_eq!((st[0].MPI_SOURCE, st[0].MPI_TAG), (3, 7));
         assert_eq!(st[0].MPI_ERROR, 99, "MPI_ERROR untouched on success");
+        assert_eq!(s.reqs.decode(c), Some(ci), "after the stop: untouched");
+        assert_eq!(st[2].MPI_SOURCE, 0, "after the stop: no status written");
+        let bi = s.reqs.decode(b).unwrap();
+        s.reqs.get_mut(bi).unwrap().set_done(true);
+        let mut rest = [
+            b as MPI_Request,
+            DONE_SEND_HANDLE as MPI_Request,
+            c as MPI_Request,
+            null,
+        ];
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { finish_status_prefix(&mut s, &mut rest, st.as_mut_ptr(), 0) },
+            4
+        );
+        assert_eq!(rest, [null, null, null, null]);
         assert_eq!(
             (st[1].MPI_SOURCE, st[1].MPI_TAG),
             (MPI_ANY_SOURCE, MPI_ANY_TAG)
         );
+        assert_eq!((st[2].MPI_SOURCE, st[2].MPI_TAG), (5, 7));
         assert_eq!(
-            (st[2].MPI_SOURCE, st[2].MPI_TAG),
+            (st[3].MPI_SOURCE, st[3].MPI_TAG),
             (MPI_ANY_SOURCE, MPI_ANY_TAG)
         );
+        // The same request twice: the second entry stops the pass.
+        let (_, d) = s.reqs.insert_handle(done(ReqKind::Recv, 1)).unwrap();
+        let mut twice = [d as MPI_Request, d as MPI_Request];
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { finish_status_prefix(&mut s, &mut twice, st.as_mut_ptr(), 0) },
+            1
+        );
+        assert_eq!(twice, [null, d as MPI_Request]);
     }
 
     #[test]

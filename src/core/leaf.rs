@@ -7,7 +7,10 @@
 //! - `MPI_Irecv`: posting a receive on a communicator first in its VCI's cache, when no
 //!   unexpected message waits and both the request table and the posted queue have room;
 //! - `MPI_Isend` (standard mode) to oneself, matched to the oldest posted receive;
-//! - `MPI_Waitall` with `MPI_STATUSES_IGNORE` over requests of one VCI that are complete.
+//! - `MPI_Waitall` (and `MPI_Wait`) over requests of one VCI that are complete: with
+//!   `MPI_STATUSES_IGNORE`, and with statuses, which the status leaves write while they
+//!   finish the requests from the front in one pass (the C entry point hands what they leave
+//!   to the full path).
 //!
 //! What keeps them short: the way in is one load ([`crate::core::vci::LeafWays`]): below
 //! `MPI_THREAD_MULTIPLE` VCI 0's state itself, under the lock-based models the VCI slot of a
@@ -25,7 +28,7 @@ use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
 use crate::core::fastpath::{
-    complete_recv, finish_each, finish_each_status, finish_plain, plain_posted_at,
+    complete_recv, finish_each, finish_plain, finish_status_prefix, plain_posted_at,
     plain_posted_index, DONE_SEND_HANDLE,
 };
 use crate::core::matching::{Pattern, Posted};
@@ -387,9 +390,10 @@ pub unsafe fn waitall_done_direct(
     finish_each(s, reqs)
 }
 
-/// [`waitall_done_direct`] with an array of statuses (`statuses` not null), which it writes;
-/// a decline changes nothing ([`finish_each_status`]). The C entry point reaches it by a
-/// jump of its own, so that the `MPI_STATUSES_IGNORE` leaf stays frameless.
+/// [`waitall_done_direct`] with an array of statuses (`statuses` not null), which it writes
+/// ([`finish_status_prefix`]): how many requests it finished from the front, `count` when
+/// all (0 for arguments it leaves to the full path). The C entry point hands the rest to the
+/// full path.
 ///
 /// # Safety
 /// `reqs` is null or has `count` entries, `statuses` as many; `s` came from
@@ -400,14 +404,15 @@ pub unsafe fn waitall_statuses_direct(
     count: i32,
     reqs: *mut MPI_Request,
     statuses: *mut MPI_Status,
-) -> bool {
+) -> usize {
     if count <= 0 || reqs.is_null() || statuses.is_null() {
-        return declined();
+        std::hint::cold_path();
+        return 0;
     }
     // SAFETY: the caller passes `count` requests and as many statuses.
     unsafe {
         let reqs = std::slice::from_raw_parts_mut(reqs, count as usize);
-        finish_each_status(s, reqs, statuses)
+        finish_status_prefix(s, reqs, statuses, 0)
     }
 }
 
@@ -468,9 +473,11 @@ pub unsafe fn waitall_done_locked(
     (released(unsafe { slot.release() }), Some(slot))
 }
 
-/// [`waitall_done_locked`] with a status array: under the lock of the VCI of the first
-/// request that is neither null nor the shared complete send, [`finish_each_status`] over all
-/// of them (nothing changes when it declines).
+/// [`waitall_done_locked`] with a status array: null and shared complete requests before
+/// the first other one without a lock, then under the lock of that one's VCI
+/// [`finish_status_prefix`] over the rest. Returns what it did and how many requests it
+/// finished from the front (`count`: all); with [`Locked::Held`] the caller releases the
+/// slot's lock, then hands the rest to the full path.
 ///
 /// # Safety
 /// As for [`waitall_done_locked`]; `statuses` has `count` entries.
@@ -480,37 +487,39 @@ pub unsafe fn waitall_statuses_locked(
     count: i32,
     reqs: *mut MPI_Request,
     statuses: *mut MPI_Status,
-) -> (Locked, Option<&'static LeafSlot>) {
+) -> (Locked, Option<&'static LeafSlot>, usize) {
     if count <= 0 || reqs.is_null() || statuses.is_null() {
-        return (declined_locked(false), None);
+        return (declined_locked(false), None, 0);
     }
     // SAFETY: the caller passes `count` requests.
     let reqs = unsafe { std::slice::from_raw_parts_mut(reqs, count as usize) };
-    let first = reqs
-        .iter()
-        .map(|&h| h as usize)
-        .find(|&h| h != MPI_REQUEST_NULL && h != DONE_SEND_HANDLE);
-    let Some(handle) = first else {
-        // Null and shared complete requests only: empty statuses, no lock.
-        for (i, h) in reqs.iter_mut().enumerate() {
-            // SAFETY: entry `i` exists (caller's contract).
-            crate::core::request::Status::EMPTY.write(unsafe { &mut *statuses.add(i) }, false);
-            *h = MPI_REQUEST_NULL as MPI_Request;
+    let mut front = 0;
+    let handle = loop {
+        let Some(h) = reqs.get_mut(front) else {
+            return (Locked::Done, None, front);
+        };
+        let handle = *h as usize;
+        if handle != MPI_REQUEST_NULL && handle != DONE_SEND_HANDLE {
+            break handle;
         }
-        return (Locked::Done, None);
+        // SAFETY: entry `front` exists (caller's contract).
+        crate::core::request::Status::EMPTY.write(unsafe { &mut *statuses.add(front) }, false);
+        *h = MPI_REQUEST_NULL as MPI_Request;
+        front += 1;
     };
     let Some(slot) = ways.locked_for_vci(Slab::<Request>::tag_of(handle)) else {
-        return (declined_locked(false), None);
+        return (declined_locked(false), None, front);
     };
     // SAFETY: not inside the slow path (caller's contract); the state is used until the
     // `release` below, or until the caller releases the lock after `Held`.
     let Some(s) = (unsafe { slot.enter() }) else {
-        return (declined_locked(false), None);
+        return (declined_locked(false), None, front);
     };
-    // SAFETY: forwarded from the caller.
-    if !unsafe { finish_each_status(s, reqs, statuses) } {
-        return (declined_locked(true), Some(slot));
+    // SAFETY: forwarded from the caller; the first `front` entries are finished.
+    let done = unsafe { finish_status_prefix(s, reqs, statuses, front) };
+    if done != reqs.len() {
+        return (declined_locked(true), Some(slot), done);
     }
     // SAFETY: entered above on this thread; `s` is not used again.
-    (released(unsafe { slot.release() }), Some(slot))
+    (released(unsafe { slot.release() }), Some(slot), done)
 }

@@ -1278,64 +1278,40 @@ fn settle_all(fins: Vec<Fin>) -> Vec<(usize, Status, u32)> {
         .collect()
 }
 
-/// `MPI_Wait`: the `MPI_Waitall` leaves for one request inline (the same semantics for one
-/// request that is complete and successful: its status, `MPI_REQUEST_NULL`); everything
-/// else, and every error, in [`wait_general_entry`].
-#[inline(always)]
-pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> Leaf {
-    if !status.is_null() {
-        // SAFETY: the caller's arguments, forwarded.
-        return Leaf(unsafe { wait_status_entry(request, status) });
-    }
-    let ways = vci::leaf_ways();
-    // SAFETY: as in `MPI_Waitall`, for an array of one request (null pointers decline).
-    let done = unsafe {
-        let way = ways.way();
-        if let Some(s) = way.direct() {
-            leaf::waitall_done_direct(s, 1, request, status)
-        } else if !way.locked() {
-            false
-        } else {
-            match leaf::waitall_done_locked(ways, 1, request, status) {
-                (Locked::Done, _) => true,
-                (Locked::Wake, Some(slot)) => return Leaf(leaf_wake_entry(slot)),
-                (Locked::Held, Some(slot)) => {
-                    slot.leave();
-                    return Leaf(wait_general_entry(request, status));
-                }
-                _ => false,
-            }
-        }
-    };
-    if done {
-        return Leaf(0);
-    }
-    // SAFETY: the caller's arguments, forwarded.
-    Leaf(unsafe { wait_general_entry(request, status) })
-}
+/// The full path of a wait over `count` requests after its leaf declined: `MPI_Waitall`'s
+/// ([`waitall_fast_entry`]) or, for one request, `MPI_Wait`'s ([`wait_full_entry`]).
+type FullPath = unsafe extern "C" fn(c_int, *mut MPI_Request, *mut MPI_Status) -> c_int;
 
-/// `MPI_Wait` with a status: the status leaves of `MPI_Waitall` for one request, then
-/// [`wait_general_entry`]. Out of line, so that the status-ignoring leaf keeps no frame.
-#[inline(never)]
-unsafe extern "C" fn wait_status_entry(
-    request: *mut MPI_Request,
-    status: *mut MPI_Status,
+/// The `MPI_STATUSES_IGNORE` leaves of a wait over `count` requests
+/// ([`leaf::waitall_done_direct`], [`leaf::waitall_done_locked`]), inline in the C entry
+/// point (no frame), then `full` by a jump. Requests a leaf finished before it declined read
+/// `MPI_REQUEST_NULL`, which the full path takes as complete.
+///
+/// # Safety
+/// A C entry point's arguments: `reqs` is null or has `count` requests; `statuses` is
+/// `MPI_STATUSES_IGNORE` (null) here.
+#[inline(always)]
+unsafe fn wait_ignore_leaf(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+    full: FullPath,
 ) -> c_int {
     let ways = vci::leaf_ways();
-    // SAFETY: as in `MPI_Waitall`, for one request and one status.
+    // SAFETY: a C entry point, which drops the state before it returns; the caller passes
+    // an array of `count` requests; the state came from the ways in.
     let done = unsafe {
         let way = ways.way();
         if let Some(s) = way.direct() {
-            leaf::waitall_statuses_direct(s, 1, request, status)
+            leaf::waitall_done_direct(s, count, reqs, statuses)
         } else if !way.locked() {
             false
         } else {
-            match leaf::waitall_statuses_locked(ways, 1, request, status) {
+            match leaf::waitall_done_locked(ways, count, reqs, statuses) {
                 (Locked::Done, _) => true,
                 (Locked::Wake, Some(slot)) => return leaf_wake_entry(slot),
                 (Locked::Held, Some(slot)) => {
-                    slot.leave();
-                    return wait_general_entry(request, status);
+                    return wait_release_entry(count, reqs, statuses, slot, 0, full);
                 }
                 _ => false,
             }
@@ -1344,6 +1320,251 @@ unsafe extern "C" fn wait_status_entry(
     if done {
         return 0;
     }
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { full(count, reqs, statuses) }
+}
+
+/// A wait's status leaf on the direct way: the call's arguments and VCI 0's state.
+type DirectPath =
+    unsafe extern "C" fn(c_int, *mut MPI_Request, *mut MPI_Status, *mut vci::VciState) -> c_int;
+
+/// The way into a wait's status leaves, inline in the C entry point: by a jump to `direct`
+/// (with VCI 0's state) or to `locked`, whichever way is open, else to `full`. The leaves
+/// live in functions of their own, so that the status-ignoring leaf keeps no frame and each
+/// way pays only for the registers it uses.
+///
+/// # Safety
+/// A C entry point's arguments, with `statuses` not null and holding `count` statuses.
+#[inline(always)]
+unsafe fn wait_statuses_way(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+    direct: DirectPath,
+    locked: FullPath,
+    full: FullPath,
+) -> c_int {
+    let way = vci::leaf_ways().way();
+    // SAFETY: a C entry point, which drops the state before it returns (the leaf in
+    // `direct` uses it and returns); the caller's arguments, forwarded.
+    unsafe {
+        if let Some(s) = way.direct() {
+            direct(count, reqs, statuses, s)
+        } else if way.locked() {
+            locked(count, reqs, statuses)
+        } else {
+            full(count, reqs, statuses)
+        }
+    }
+}
+
+/// The direct leaf of a wait with statuses to write ([`leaf::waitall_statuses_direct`]): it
+/// finishes requests from the front in one pass; what it leaves goes to `full` (by a jump
+/// when it finished none, through [`wait_rest_entry`] otherwise).
+///
+/// # Safety
+/// As for [`wait_statuses_way`]; `s` is VCI 0's state from the direct way, used only here.
+#[inline(always)]
+unsafe fn wait_statuses_direct(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+    s: *mut vci::VciState,
+    full: FullPath,
+) -> c_int {
+    // SAFETY: the direct way's state (caller's contract); `count` requests and statuses.
+    let done = unsafe { leaf::waitall_statuses_direct(&mut *s, count, reqs, statuses) };
+    // SAFETY: the caller's arguments, forwarded; `done` entries are finished.
+    unsafe { wait_after_status_leaf(count, reqs, statuses, done, full) }
+}
+
+/// [`wait_statuses_direct`] under the lock-based thread models
+/// ([`leaf::waitall_statuses_locked`]). Inlined into an out-of-line function per call
+/// ([`wait_status_locked_entry`], [`waitall_statuses_locked_entry`]), so that the direct
+/// leaf needs fewer registers and each call keeps its constants (one request for `MPI_Wait`).
+///
+/// # Safety
+/// As for [`wait_statuses_way`].
+#[inline(always)]
+unsafe fn wait_statuses_locked(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+    full: FullPath,
+) -> c_int {
+    let ways = vci::leaf_ways();
+    // SAFETY: as in `wait_ignore_leaf`, with `count` statuses.
+    let done = unsafe {
+        match leaf::waitall_statuses_locked(ways, count, reqs, statuses) {
+            (Locked::Done, _, _) => return 0,
+            (Locked::Wake, Some(slot), _) => return leaf_wake_entry(slot),
+            (Locked::Held, Some(slot), done) => {
+                return wait_release_entry(count, reqs, statuses, slot, done, full);
+            }
+            (_, _, done) => done,
+        }
+    };
+    // SAFETY: the caller's arguments, forwarded; `done` entries are finished.
+    unsafe { wait_after_status_leaf(count, reqs, statuses, done, full) }
+}
+
+/// `MPI_Wait` with a status under the lock-based thread models: [`wait_statuses_locked`].
+#[inline(never)]
+unsafe extern "C" fn wait_status_locked_entry(
+    request: *mut MPI_Request,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's arguments: one request, one status.
+    unsafe { wait_statuses_locked(1, request, status, wait_full_entry) }
+}
+
+/// [`wait_status_locked_entry`] as a [`FullPath`] over its one request.
+#[inline(always)]
+unsafe extern "C" fn wait_status_locked_full(
+    _count: c_int,
+    request: *mut MPI_Request,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { wait_status_locked_entry(request, status) }
+}
+
+/// `MPI_Waitall` with statuses under the lock-based thread models: [`wait_statuses_locked`].
+#[inline(never)]
+unsafe extern "C" fn waitall_statuses_locked_entry(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { wait_statuses_locked(count, reqs, statuses, waitall_fast_entry) }
+}
+
+/// What follows a status leaf that finished the first `done` of `count` requests: nothing
+/// when it finished them all, else `full` (by a jump when it finished none).
+///
+/// # Safety
+/// As for [`wait_statuses_way`].
+#[inline(always)]
+unsafe fn wait_after_status_leaf(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+    done: usize,
+    full: FullPath,
+) -> c_int {
+    if done == count as usize {
+        return 0;
+    }
+    if done == 0 {
+        // SAFETY: the caller's arguments, forwarded.
+        return unsafe { full(count, reqs, statuses) };
+    }
+    // SAFETY: the caller's arguments, forwarded; `done` entries are finished.
+    unsafe { wait_rest_entry(count, reqs, statuses, done, full) }
+}
+
+/// A wait whose status leaf finished the first `done` of its `count` requests (writing their
+/// statuses) and declined the rest: `full` over the rest. When that reports
+/// `MPI_ERR_IN_STATUS`, the finished ones get `MPI_SUCCESS` in their `MPI_ERROR` field, as
+/// the standard asks of every status the call completed.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn wait_rest_entry(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+    done: usize,
+    full: FullPath,
+) -> c_int {
+    // SAFETY: `done` < `count` entries of both arrays are behind the pointers.
+    let code = unsafe { full(count - done as c_int, reqs.add(done), statuses.add(done)) };
+    if code == MPI_ERR_IN_STATUS {
+        for i in 0..done {
+            // SAFETY: entry `i` of the caller's status array.
+            unsafe { (*statuses.add(i)).MPI_ERROR = MPI_SUCCESS };
+        }
+    }
+    code
+}
+
+/// A wait whose locked leaf declined holding the lock of `slot` ([`leaf::Locked::Held`]),
+/// having finished the first `done` requests: releases the lock, then goes on as
+/// [`wait_statuses_direct`] does after a decline.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn wait_release_entry(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+    slot: &vci::LeafSlot,
+    done: usize,
+    full: FullPath,
+) -> c_int {
+    // SAFETY: the leaf took this slot's lock on this thread and kept it.
+    unsafe { slot.leave() };
+    if done == 0 {
+        // SAFETY: the caller's arguments, forwarded.
+        return unsafe { full(count, reqs, statuses) };
+    }
+    // SAFETY: as above; `done` entries are finished.
+    unsafe { wait_rest_entry(count, reqs, statuses, done, full) }
+}
+
+/// `MPI_Wait`: the `MPI_Waitall` leaves for one request (the same semantics for one request
+/// that is complete and successful: its status, `MPI_REQUEST_NULL`); everything else, and
+/// every error, in [`wait_general_entry`].
+#[inline(always)]
+pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status) -> Leaf {
+    if !status.is_null() {
+        // SAFETY: the caller's arguments: one request, one status.
+        return Leaf(unsafe {
+            wait_statuses_way(
+                1,
+                request,
+                status,
+                wait_status_direct_path,
+                wait_status_locked_full,
+                wait_full_entry,
+            )
+        });
+    }
+    // SAFETY: the caller's arguments: one request, no status.
+    Leaf(unsafe { wait_ignore_leaf(1, request, status, wait_full_entry) })
+}
+
+/// [`wait_status_direct_entry`] as a [`DirectPath`] (inlined away: the entry takes the
+/// request and status in the registers the C entry point received them in).
+#[inline(always)]
+unsafe extern "C" fn wait_status_direct_path(
+    _count: c_int,
+    request: *mut MPI_Request,
+    status: *mut MPI_Status,
+    s: *mut vci::VciState,
+) -> c_int {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { wait_status_direct_entry(request, status, s) }
+}
+
+/// `MPI_Wait` with a status on the direct way: [`wait_statuses_direct`] for one request.
+#[inline(never)]
+unsafe extern "C" fn wait_status_direct_entry(
+    request: *mut MPI_Request,
+    status: *mut MPI_Status,
+    s: *mut vci::VciState,
+) -> c_int {
+    // SAFETY: the caller's arguments: one request, one status, the direct way's state.
+    unsafe { wait_statuses_direct(1, request, status, s, wait_full_entry) }
+}
+
+/// `MPI_Wait` as a [`FullPath`] over its one request: [`wait_general_entry`] (inlined away
+/// into a jump there).
+#[inline(always)]
+unsafe extern "C" fn wait_full_entry(
+    _count: c_int,
+    request: *mut MPI_Request,
+    status: *mut MPI_Status,
+) -> c_int {
     // SAFETY: the caller's arguments, forwarded.
     unsafe { wait_general_entry(request, status) }
 }
@@ -1488,105 +1709,43 @@ unsafe fn report_all(
     }
 }
 
-/// `MPI_Waitall`: the leaf ([`leaf::waitall_done_direct`], or
-/// [`leaf::waitall_done_locked`]) inline; everything else, and every error, in
-/// [`waitall_fast_entry`], which the compiled entry point reaches by a jump.
+/// `MPI_Waitall`: [`wait_ignore_leaf`] inline; with statuses, [`wait_statuses_way`];
+/// everything else, and every error, in [`waitall_fast_entry`], which the compiled entry
+/// point reaches by a jump.
 #[inline(always)]
 pub(crate) unsafe fn MPI_Waitall(
     count: c_int,
     array_of_requests: *mut MPI_Request,
     array_of_statuses: *mut MPI_Status,
 ) -> Leaf {
-    if !array_of_statuses.is_null() {
+    let (reqs, statuses) = (array_of_requests, array_of_statuses);
+    if !statuses.is_null() {
         // SAFETY: the caller's arguments, forwarded.
         return Leaf(unsafe {
-            waitall_statuses_entry(count, array_of_requests, array_of_statuses)
+            wait_statuses_way(
+                count,
+                reqs,
+                statuses,
+                waitall_statuses_direct_entry,
+                waitall_statuses_locked_entry,
+                waitall_fast_entry,
+            )
         });
     }
-    let ways = vci::leaf_ways();
-    let reqs = array_of_requests;
-    let statuses = array_of_statuses;
-    // SAFETY: a C entry point, which drops the state before it returns; the caller passes an
-    // array of `count` requests; the state came from the ways in.
-    let done = unsafe {
-        let way = ways.way();
-        if let Some(s) = way.direct() {
-            leaf::waitall_done_direct(s, count, reqs, statuses)
-        } else if !way.locked() {
-            false
-        } else {
-            match leaf::waitall_done_locked(ways, count, reqs, statuses) {
-                (Locked::Done, _) => true,
-                (Locked::Wake, Some(slot)) => return Leaf(leaf_wake_entry(slot)),
-                (Locked::Held, Some(slot)) => {
-                    // SAFETY: the caller's arguments, forwarded.
-                    return Leaf(waitall_release_entry(count, reqs, statuses, slot));
-                }
-                _ => false,
-            }
-        }
-    };
-    if done {
-        return Leaf(0);
-    }
     // SAFETY: the caller's arguments, forwarded.
-    Leaf(unsafe { waitall_fast_entry(count, array_of_requests, array_of_statuses) })
+    Leaf(unsafe { wait_ignore_leaf(count, reqs, statuses, waitall_fast_entry) })
 }
 
-/// `MPI_Waitall` with an array of statuses: its own leaf
-/// ([`leaf::waitall_statuses_direct`] or [`leaf::waitall_statuses_locked`]), then
-/// [`waitall_fast_entry`]. Out of line, so that the `MPI_STATUSES_IGNORE` leaf in
-/// [`MPI_Waitall`] keeps no frame.
+/// `MPI_Waitall` with an array of statuses on the direct way: [`wait_statuses_direct`].
 #[inline(never)]
-unsafe extern "C" fn waitall_statuses_entry(
+unsafe extern "C" fn waitall_statuses_direct_entry(
     count: c_int,
-    array_of_requests: *mut MPI_Request,
-    array_of_statuses: *mut MPI_Status,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+    s: *mut vci::VciState,
 ) -> c_int {
-    let ways = vci::leaf_ways();
-    let reqs = array_of_requests;
-    let statuses = array_of_statuses;
-    // SAFETY: as in `MPI_Waitall`: the state is dropped before returning; the caller passes
-    // `count` requests and as many statuses; the state came from the ways in.
-    let done = unsafe {
-        let way = ways.way();
-        if let Some(s) = way.direct() {
-            leaf::waitall_statuses_direct(s, count, reqs, statuses)
-        } else if !way.locked() {
-            false
-        } else {
-            match leaf::waitall_statuses_locked(ways, count, reqs, statuses) {
-                (Locked::Done, _) => true,
-                (Locked::Wake, Some(slot)) => return leaf_wake_entry(slot),
-                (Locked::Held, Some(slot)) => {
-                    // SAFETY: the caller's arguments, forwarded.
-                    return waitall_release_entry(count, reqs, statuses, slot);
-                }
-                _ => false,
-            }
-        }
-    };
-    if done {
-        return 0;
-    }
     // SAFETY: the caller's arguments, forwarded.
-    unsafe { waitall_fast_entry(count, array_of_requests, array_of_statuses) }
-}
-
-/// `MPI_Waitall` after its locked leaf declined holding the lock of `slot`
-/// ([`leaf::Locked::Held`]): releases it, then [`waitall_fast_entry`].
-#[cold]
-#[inline(never)]
-unsafe extern "C" fn waitall_release_entry(
-    count: c_int,
-    array_of_requests: *mut MPI_Request,
-    array_of_statuses: *mut MPI_Status,
-    slot: &vci::LeafSlot,
-) -> c_int {
-    // SAFETY: the leaf took this slot's lock on this thread and kept it.
-    unsafe { slot.leave() };
-    // SAFETY: the caller's arguments, forwarded.
-    unsafe { waitall_fast_entry(count, array_of_requests, array_of_statuses) }
+    unsafe { wait_statuses_direct(count, reqs, statuses, s, waitall_fast_entry) }
 }
 
 /// `MPI_Waitall` beyond the leaf: the full fast path over complete requests, then
