@@ -431,8 +431,8 @@ fn sigterm_to_the_launcher_is_forwarded() {
 fn own_cpus() -> String {
     // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity fills it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: set is a valid cpu_set_t of the size passed.
     assert_eq!(
+        // SAFETY: set is a valid cpu_set_t of the size passed.
         unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) },
         0
     );

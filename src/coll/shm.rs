@@ -449,7 +449,7 @@ unsafe fn reduction_now(
         Reduction::All => (b, 0),
         Reduction::ScatterBlock => (p * b, me * b),
     };
-    // SAFETY (both blocks): the buffers hold the call's data (caller's contract); an area
+    // SAFETY: (both blocks) the buffers hold the call's data (caller's contract); an area
     // holds `contributed` <= CAP bytes of its rank's call `s` from its `publish` until every
     // rank entered the next call; areas never overlap user buffers.
     let done = contribute(slot, p, me, s, |d| unsafe {
@@ -518,7 +518,7 @@ pub unsafe fn allgather_now(
     .ok()??;
     let (slot, s, me, p) = (cl.slot, cl.seq, cl.me, cl.p);
     let mine = own.unwrap_or(recv + me * b);
-    // SAFETY (both blocks): the buffers hold the call's data (caller's contract); an area
+    // SAFETY: (both blocks) the buffers hold the call's data (caller's contract); an area
     // holds `b` <= CAP bytes of its rank's call `s` from its `publish` until every rank
     // entered the next call; areas never overlap user buffers.
     let done = contribute(slot, p, me, s, |d| unsafe {
@@ -566,7 +566,7 @@ pub unsafe fn alltoall_now(
     })
     .ok()??;
     let (slot, s, me, p) = (cl.slot, cl.seq, cl.me, cl.p);
-    // SAFETY (both blocks): the buffers hold the call's `p` blocks of `b` bytes (caller's
+    // SAFETY: (both blocks) the buffers hold the call's `p` blocks of `b` bytes (caller's
     // contract); an area holds `p * b` <= CAP bytes of its rank's call `s` from its `publish`
     // until every rank entered the next call; areas never overlap user buffers.
     let done = contribute(slot, p, me, s, |d| unsafe {
@@ -761,7 +761,7 @@ unsafe fn combine(
 }
 
 fn run(kind: &Kind, slot: Slot, s: u64, me: usize, p: usize) -> MpiResult<()> {
-    // SAFETY (for the blocks below): user buffers are valid for the call's data (MPI's
+    // SAFETY: (for the blocks below) user buffers are valid for the call's data (MPI's
     // contract for a blocking collective); an area holds this call's data of its rank from
     // its `publish` until every rank entered the next call, and `offer` checked that the
     // data fits an area.

@@ -402,7 +402,7 @@ mod tests {
         lock: parking_lot::RawMutex,
         ran: UnsafeCell<Vec<u32>>,
     }
-    // SAFETY (test): `ran` is touched under `lock` only.
+    // SAFETY: (test) `ran` is touched under `lock` only.
     unsafe impl Sync for Log {}
 
     impl Resource for Log {
@@ -411,11 +411,11 @@ mod tests {
             self.lock.lock();
         }
         unsafe fn unlock(&self) {
-            // SAFETY (test): held by this thread.
+            // SAFETY: (test) held by this thread.
             unsafe { self.lock.unlock() };
         }
         unsafe fn with_state<T>(&self, f: impl FnOnce(&mut Vec<u32>) -> T) -> T {
-            // SAFETY (test): the lock is held.
+            // SAFETY: (test) the lock is held.
             f(unsafe { &mut *self.ran.get() })
         }
     }
@@ -437,12 +437,12 @@ mod tests {
                         let op = t * N + i;
                         if i % 7 == 0 {
                             q.acquire(log);
-                            // SAFETY (test): lock and role held.
+                            // SAFETY: (test) lock and role held.
                             unsafe { log.with_state(|ran| ran.push(op)) };
-                            // SAFETY (test): acquired above.
+                            // SAFETY: (test) acquired above.
                             unsafe { q.release(log) };
                         } else {
-                            // SAFETY (test): every user goes through `q` with `log`.
+                            // SAFETY: (test) every user goes through `q` with `log`.
                             unsafe { q.run(log, &mut |ran: &mut Vec<u32>| ran.push(op)) };
                         }
                     }
@@ -452,7 +452,7 @@ mod tests {
         for t in ts {
             t.join().unwrap();
         }
-        // SAFETY (test): every thread ended.
+        // SAFETY: (test) every thread ended.
         let ran = unsafe { &*log.ran.get() };
         assert_eq!(ran.len(), (T * N) as usize);
         for t in 0..T {
@@ -493,7 +493,7 @@ mod loom_tests {
             self.locked.store(false, Ordering::Release);
         }
         unsafe fn with_state<T>(&self, f: impl FnOnce(&mut Vec<u32>) -> T) -> T {
-            // SAFETY (model): the lock is held; loom checks that claim.
+            // SAFETY: (model) the lock is held; loom checks that claim.
             self.ran.with_mut(|p| f(unsafe { &mut *p }))
         }
     }
@@ -525,17 +525,17 @@ mod loom_tests {
                 let (q, log) = (q.clone(), log.clone());
                 loom::thread::spawn(move || {
                     for i in 0..2 {
-                        // SAFETY (model): every user goes through `q` with `log`.
+                        // SAFETY: (model) every user goes through `q` with `log`.
                         unsafe { q.run(&*log, &mut |ran: &mut Vec<u32>| ran.push(i)) };
                     }
                 })
             };
             for i in 2..4 {
-                // SAFETY (model): as above.
+                // SAFETY: (model) as above.
                 unsafe { q.run(&*log, &mut |ran: &mut Vec<u32>| ran.push(i)) };
             }
             t.join().unwrap();
-            // SAFETY (model): every other thread has ended; loom checks the read.
+            // SAFETY: (model) every other thread has ended; loom checks the read.
             let ran = log.ran.with(|p| unsafe { (*p).clone() });
             assert_eq!(ran.len(), 4, "lost or duplicated: {ran:?}");
             for t in 0..2 {
@@ -560,17 +560,17 @@ mod loom_tests {
                 .map(|t| {
                     let (q, log) = (q.clone(), log.clone());
                     loom::thread::spawn(move || {
-                        // SAFETY (model): every user goes through `q` with `log`.
+                        // SAFETY: (model) every user goes through `q` with `log`.
                         unsafe { q.run(&*log, &mut |ran: &mut Vec<u32>| ran.push(t)) };
                     })
                 })
                 .collect();
-            // SAFETY (model): as above.
+            // SAFETY: (model) as above.
             unsafe { q.run(&*log, &mut |ran: &mut Vec<u32>| ran.push(2)) };
             for t in ts {
                 t.join().unwrap();
             }
-            // SAFETY (model): every other thread has ended; loom checks the read.
+            // SAFETY: (model) every other thread has ended; loom checks the read.
             let mut ran = log.ran.with(|p| unsafe { (*p).clone() });
             ran.sort();
             assert_eq!(ran, vec![0, 1, 2], "lost or duplicated");
@@ -591,20 +591,20 @@ mod loom_tests {
                 .map(|t| {
                     let (q, log) = (q.clone(), log.clone());
                     loom::thread::spawn(move || {
-                        // SAFETY (model): every user goes through `q` with `log`.
+                        // SAFETY: (model) every user goes through `q` with `log`.
                         unsafe { q.run(&*log, &mut |ran: &mut Vec<u32>| ran.push(t)) };
                     })
                 })
                 .collect();
             q.acquire(&*log);
-            // SAFETY (model): lock and role held.
+            // SAFETY: (model) lock and role held.
             unsafe { log.with_state(|ran| ran.push(7)) };
-            // SAFETY (model): acquired above.
+            // SAFETY: (model) acquired above.
             unsafe { q.release(&*log) };
             for t in ts {
                 t.join().unwrap();
             }
-            // SAFETY (model): every other thread has ended; loom checks the read.
+            // SAFETY: (model) every other thread has ended; loom checks the read.
             let mut ran = log.ran.with(|p| unsafe { (*p).clone() });
             ran.sort();
             assert_eq!(ran, vec![0, 7], "lost or duplicated");

@@ -431,13 +431,13 @@ pub unsafe fn irecv_to(
     out: *mut MPI_Request,
 ) -> Option<(u32, usize)> {
     // One copy of the path per access mode, so that none tests the mode as it goes.
-    // SAFETY (all four): forwarded from the caller.
-    match runtime::fast_state() {
-        READY => unsafe { irecv_in::<DIRECT>(vci::pool()?, buf, count, dt, src, tag, comm, out) },
-        READY_LOCKED => unsafe {
-            irecv_in::<LOCKED>(vci::pool()?, buf, count, dt, src, tag, comm, out)
-        },
-        state => unsafe { irecv_delegated_entry(state, buf, count, dt, src, tag, comm, out) },
+    // SAFETY: (every arm) forwarded from the caller.
+    unsafe {
+        match runtime::fast_state() {
+            READY => irecv_in::<DIRECT>(vci::pool()?, buf, count, dt, src, tag, comm, out),
+            READY_LOCKED => irecv_in::<LOCKED>(vci::pool()?, buf, count, dt, src, tag, comm, out),
+            state => irecv_delegated_entry(state, buf, count, dt, src, tag, comm, out),
+        }
     }
 }
 
@@ -458,8 +458,8 @@ unsafe fn irecv_delegated_entry(
     comm: usize,
     out: *mut MPI_Request,
 ) -> Option<(u32, usize)> {
-    // SAFETY: forwarded from the caller.
     match state {
+        // SAFETY: forwarded from the caller.
         READY_DELEGATED => unsafe {
             irecv_in::<DELEGATED>(vci::pool()?, buf, count, dt, src, tag, comm, out)
         },
@@ -651,11 +651,13 @@ pub unsafe fn complete_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) 
         return false;
     };
     // One copy of the path per access mode, so that none tests the mode as it goes.
-    // SAFETY (all four): forwarded from the caller.
-    match runtime::fast_state() {
-        READY => unsafe { complete_all_in::<DIRECT>(pool, reqs, statuses) },
-        READY_LOCKED => unsafe { complete_all_in::<LOCKED>(pool, reqs, statuses) },
-        state => unsafe { complete_all_delegated_entry(state, pool, reqs, statuses) },
+    // SAFETY: (every arm) forwarded from the caller.
+    unsafe {
+        match runtime::fast_state() {
+            READY => complete_all_in::<DIRECT>(pool, reqs, statuses),
+            READY_LOCKED => complete_all_in::<LOCKED>(pool, reqs, statuses),
+            state => complete_all_delegated_entry(state, pool, reqs, statuses),
+        }
     }
 }
 
@@ -671,8 +673,8 @@ unsafe fn complete_all_delegated_entry(
     reqs: &mut [MPI_Request],
     statuses: *mut MPI_Status,
 ) -> bool {
-    // SAFETY: forwarded from the caller.
     match state {
+        // SAFETY: forwarded from the caller.
         READY_DELEGATED => unsafe { complete_all_in::<DELEGATED>(pool, reqs, statuses) },
         _ => false,
     }
@@ -1400,8 +1402,8 @@ mod tests {
         st[0].MPI_ERROR = 99;
         // `b` is not complete: `a` before it is finished, `b` and `c` are left alone.
         let mut reqs = [a as MPI_Request, b as MPI_Request, c as MPI_Request, null];
-        // SAFETY: four statuses for four requests.
         assert_eq!(
+            // SAFETY: four statuses for four requests.
             unsafe { finish_status_prefix(&mut s, &mut reqs, st.as_mut_ptr(), 0) },
             1
         );
@@ -1419,8 +1421,8 @@ mod tests {
             c as MPI_Request,
             null,
         ];
-        // SAFETY: as above.
         assert_eq!(
+            // SAFETY: as above.
             unsafe { finish_status_prefix(&mut s, &mut rest, st.as_mut_ptr(), 0) },
             4
         );
@@ -1437,8 +1439,8 @@ mod tests {
         // The same request twice: the second entry stops the pass.
         let (_, d) = s.reqs.insert_handle(done(ReqKind::Recv, 1)).unwrap();
         let mut twice = [d as MPI_Request, d as MPI_Request];
-        // SAFETY: as above.
         assert_eq!(
+            // SAFETY: as above.
             unsafe { finish_status_prefix(&mut s, &mut twice, st.as_mut_ptr(), 0) },
             1
         );

@@ -1011,7 +1011,7 @@ mod loom_tests {
                 .collect();
             let mut seen = Vec::new();
             for _ in 0..2 {
-                // SAFETY (model): this thread is the only consumer.
+                // SAFETY: (model) this thread is the only consumer.
                 if let Some(x) = unsafe { q.pop() } {
                     seen.push(x);
                 }
@@ -1019,7 +1019,7 @@ mod loom_tests {
             for p in ps {
                 p.join().unwrap();
             }
-            // SAFETY (model): as above.
+            // SAFETY: (model) as above.
             while let Some(x) = unsafe { q.pop() } {
                 seen.push(x);
             }
@@ -1048,9 +1048,9 @@ mod loom_tests {
                 lock: VciLock,
                 log: RaceCell<Vec<u32>>,
             }
-            // SAFETY (model): `log` is touched under `lock` only.
+            // SAFETY: (model) `log` is touched under `lock` only.
             unsafe impl Sync for Shared {}
-            // SAFETY (model): as above.
+            // SAFETY: (model) as above.
             unsafe impl Send for Shared {}
             let sh = Arc::new(Shared {
                 q: Queue::new(),
@@ -1060,8 +1060,9 @@ mod loom_tests {
             // The holder's drain: `drain`/`drain_cold` on the pending mark.
             let drain = |sh: &Shared| {
                 if sh.lock.take_pending() {
-                    // SAFETY (model): the lock holder is the only consumer and log user.
+                    // SAFETY: (model) the lock holder is the only consumer and log user.
                     while let Some(x) = unsafe { sh.q.pop() } {
+                        // SAFETY: (model) as above: only the holder touches the log.
                         sh.log.with_mut(|l| unsafe { (*l).push(x) });
                     }
                 }
@@ -1076,9 +1077,9 @@ mod loom_tests {
                     false
                 };
                 if held {
-                    // SAFETY (model): under the lock.
+                    // SAFETY: (model) under the lock.
                     sh.log.with_mut(|l| unsafe { (*l).push(op) });
-                    // SAFETY (model): held by this thread.
+                    // SAFETY: (model) held by this thread.
                     unsafe { sh.lock.unlock() };
                 } else {
                     sh.q.push(op);
@@ -1099,7 +1100,7 @@ mod loom_tests {
             }
             sh.lock.lock();
             drain(&sh);
-            // SAFETY (model): under the lock.
+            // SAFETY: (model) under the lock.
             let ran = sh.log.with_mut(|l| unsafe { (*l).clone() });
             assert_eq!(ran.len(), 4, "lost or duplicated: {ran:?}");
             for t in 0..2 {

@@ -87,13 +87,16 @@ impl Inbox {
         // SAFETY: `post` outlives its service: this function waits for `done` below.
         unsafe { self.push(&post as *const Post as *mut Post) };
         // Spin briefly, then yield: the communication thread needs a core to run the post.
+        #[cfg(not(loom))]
         let mut polls = 0u32;
         while !post.done.load(Ordering::Acquire) {
-            polls += 1;
             #[cfg(not(loom))]
-            if polls < 256 {
-                std::hint::spin_loop();
-                continue;
+            {
+                polls += 1;
+                if polls < 256 {
+                    std::hint::spin_loop();
+                    continue;
+                }
             }
             #[cfg(loom)]
             loom::thread::yield_now();
@@ -208,7 +211,7 @@ mod tests {
             std::thread::spawn(move || {
                 let mut state: Vec<u32> = Vec::new();
                 while !stop.load(Ordering::Acquire) {
-                    // SAFETY (test): one consumer; jobs expect a Vec<u32>.
+                    // SAFETY: (test) one consumer; jobs expect a Vec<u32>.
                     unsafe {
                         inbox.serve(|_, job| job(&mut state as *mut Vec<u32> as *mut ()));
                     }
@@ -225,7 +228,7 @@ mod tests {
                 std::thread::spawn(move || {
                     for i in 0..N {
                         let mut seen = 0;
-                        // SAFETY (test): the server passes a Vec<u32>.
+                        // SAFETY: (test) the server passes a Vec<u32>.
                         unsafe {
                             inbox.post_and_wait(0, &mut |s: &mut Vec<u32>| {
                                 s.push(t * N + i);
@@ -277,7 +280,7 @@ mod loom_tests {
                     loom::thread::spawn(move || {
                         for i in 0..2 - t {
                             let mut got = 0;
-                            // SAFETY (model): the server passes a Vec<u32>.
+                            // SAFETY: (model) the server passes a Vec<u32>.
                             unsafe {
                                 inbox.post_and_wait(0, &mut |s: &mut Vec<u32>| {
                                     s.push(2 * t + i);
@@ -291,14 +294,14 @@ mod loom_tests {
                 .collect();
             let mut served = 0;
             while served < 2 {
-                // SAFETY (model): one consumer; jobs expect a Vec<u32>.
+                // SAFETY: (model) one consumer; jobs expect a Vec<u32>.
                 served += unsafe { inbox.serve(|_, job| state.with_mut(|p| job(p as *mut ()))) };
                 loom::thread::yield_now();
             }
             for p in posters {
                 p.join().unwrap();
             }
-            // SAFETY (model): every other thread has ended; loom checks the read.
+            // SAFETY: (model) every other thread has ended; loom checks the read.
             let ran = state.with(|p| unsafe { (*p).clone() });
             assert_eq!(ran.len(), 2, "lost or duplicated: {ran:?}");
             let first: Vec<u32> = ran.iter().copied().filter(|x| x / 2 == 0).collect();
@@ -314,7 +317,7 @@ mod loom_tests {
         m.preemption_bound = Some(3);
         m.check(|| {
             unsafe fn push_one(s: *mut (), _state: *mut ()) {
-                // SAFETY (model): `s` is the post's counter.
+                // SAFETY: (model) `s` is the post's counter.
                 unsafe { *(s as *mut u32) += 1 };
             }
             let inbox = Arc::new(Inbox::new());
@@ -335,22 +338,22 @@ mod loom_tests {
                     let inbox = inbox.clone();
                     let p = p as *const Post as usize;
                     loom::thread::spawn(move || {
-                        // SAFETY (model): leaked posts stay valid.
+                        // SAFETY: (model) leaked posts stay valid.
                         unsafe { inbox.push(p as *mut Post) };
                     })
                 })
                 .collect();
-            // SAFETY (model): one consumer; the jobs ignore the state.
+            // SAFETY: (model) one consumer; the jobs ignore the state.
             let mut served = unsafe { inbox.serve(|_, job| job(std::ptr::null_mut())) };
             for t in ts {
                 t.join().unwrap();
             }
-            // SAFETY (model): as above.
+            // SAFETY: (model) as above.
             served += unsafe { inbox.serve(|_, job| job(std::ptr::null_mut())) };
             assert_eq!(served, 2, "lost or duplicated");
             for p in &posts {
                 assert!(p.done.load(Ordering::Acquire));
-                // SAFETY (model): the counter of a served post, no longer shared.
+                // SAFETY: (model) the counter of a served post, no longer shared.
                 assert_eq!(unsafe { *(p.data as *mut u32) }, 1, "ran once");
             }
         });

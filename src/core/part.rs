@@ -600,7 +600,7 @@ fn begin_round(rt: &mut Runtime, rid: u32) -> MpiResult<()> {
                 comm,
                 src: peer,
                 tag: data_tag(tag_base + s as u32),
-                // SAFETY (address arithmetic only): [off, off + len) lies in the buffer.
+                // SAFETY: (address arithmetic only) [off, off + len) lies in the buffer.
                 buf: base.wrapping_add(off),
                 cap: len,
                 unit: byte_unit(),

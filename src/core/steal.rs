@@ -326,7 +326,7 @@ mod tests {
     }
 }
 
-#[cfg(loom)]
+#[cfg(all(loom, test))]
 mod loom_tests {
     use super::Claims;
     use loom::cell::UnsafeCell;
@@ -346,7 +346,7 @@ mod loom_tests {
             let run = |claims: &Claims, data: &[UnsafeCell<usize>]| {
                 let mut n = 0;
                 while let Some(i) = claims.claim() {
-                    // SAFETY (model): chunk i belongs to this claimer alone until `finish`.
+                    // SAFETY: (model) chunk i belongs to this claimer alone until `finish`.
                     data[i].with_mut(|p| unsafe { *p = i + 1 });
                     claims.finish();
                     n += 1;
@@ -364,7 +364,7 @@ mod loom_tests {
                 loom::thread::yield_now();
             }
             for (i, d) in data.iter().enumerate() {
-                // SAFETY (model): every chunk finished; loom flags any unordered access.
+                // SAFETY: (model) every chunk finished; loom flags any unordered access.
                 assert_eq!(d.with(|p| unsafe { *p }), i + 1);
             }
             n += helpers

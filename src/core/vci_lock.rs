@@ -285,8 +285,8 @@ mod tests {
     fn release_reports_and_keeps_other_bits_and_the_wake_up_frees_a_parked_waiter() {
         let l = VciLock::new();
         assert!(l.try_lock_clean());
-        // SAFETY: held by this thread.
         assert!(
+            // SAFETY: held by this thread.
             unsafe { l.release() },
             "nothing else set: one decrement is all"
         );
@@ -331,7 +331,7 @@ mod tests {
             lock: VciLock,
             n: std::cell::UnsafeCell<u64>,
         }
-        // SAFETY (test): `n` is touched under `lock` only.
+        // SAFETY: (test) `n` is touched under `lock` only.
         unsafe impl Sync for Shared {}
         let s = Arc::new(Shared {
             lock: VciLock::new(),
@@ -384,9 +384,9 @@ mod loom_tests {
                     let l = l.clone();
                     loom::thread::spawn(move || {
                         l.0.lock();
-                        // SAFETY (model): under the lock.
+                        // SAFETY: (model) under the lock.
                         l.1.with_mut(|n| unsafe { *n += 1 });
-                        // SAFETY (model): held by this thread.
+                        // SAFETY: (model) held by this thread.
                         unsafe { l.0.unlock() };
                     })
                 })
@@ -395,7 +395,7 @@ mod loom_tests {
                 t.join().unwrap();
             }
             l.0.lock();
-            // SAFETY (model): under the lock.
+            // SAFETY: (model) under the lock.
             assert_eq!(l.1.with(|n| unsafe { *n }), 2);
         });
     }
@@ -411,7 +411,7 @@ mod loom_tests {
                 let l = l.clone();
                 loom::thread::spawn(move || {
                     // The work: written before the mark, read by the holder that clears it.
-                    // SAFETY (model): the producer's slot; read only after the mark.
+                    // SAFETY: (model) the producer's slot; read only after the mark.
                     l.2.with_mut(|w| unsafe { *w = 7 });
                     l.0.mark_pending();
                 })
@@ -421,13 +421,13 @@ mod loom_tests {
                 loom::thread::spawn(move || {
                     if l.0.try_lock() {
                         if l.0.take_pending() {
-                            // SAFETY (model): published by the mark this clearing read.
+                            // SAFETY: (model) published by the mark this clearing read.
                             let w = l.2.with(|w| unsafe { *w });
                             assert_eq!(w, 7);
-                            // SAFETY (model): under the lock.
+                            // SAFETY: (model) under the lock.
                             l.1.with_mut(|n| unsafe { *n += 1 });
                         }
-                        // SAFETY (model): held by this thread.
+                        // SAFETY: (model) held by this thread.
                         unsafe { l.0.unlock() };
                     }
                 })
@@ -439,13 +439,13 @@ mod loom_tests {
             if !clean {
                 l.0.lock();
                 if l.0.take_pending() {
-                    // SAFETY (model): as above.
+                    // SAFETY: (model) as above.
                     assert_eq!(l.2.with(|w| unsafe { *w }), 7);
-                    // SAFETY (model): under the lock.
+                    // SAFETY: (model) under the lock.
                     l.1.with_mut(|n| unsafe { *n += 1 });
                 }
             }
-            // SAFETY (model): under the lock.
+            // SAFETY: (model) under the lock.
             assert_eq!(l.1.with(|n| unsafe { *n }), 1, "taken once");
         });
     }

@@ -27,8 +27,8 @@ unsafe fn transfer(
 ) -> io::Result<()> {
     let mut done = 0usize;
     while done < len {
-        // SAFETY: `local + done` stays inside the caller's buffer of `len` bytes.
         let liov = libc::iovec {
+            // SAFETY: `local + done` stays inside the caller's buffer of `len` bytes.
             iov_base: unsafe { local.add(done) }.cast(),
             iov_len: len - done,
         };

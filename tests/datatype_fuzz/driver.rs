@@ -372,7 +372,7 @@ impl Case {
 
     fn step(&mut self, inp: &mut Input) {
         let op = inp.below(16);
-        // SAFETY (whole match): every pointer handed to the library is a live local of the
+        // SAFETY: (whole match) every pointer handed to the library is a live local of the
         // size the call reads or writes, or NULL; buffers for pack/unpack cover the span of
         // the data as the library's own extents report it.
         unsafe {

@@ -272,9 +272,8 @@ unsafe fn irecv(
     comm: MPI_Comm,
 ) -> MpiResult<(u32, usize)> {
     // SAFETY: the caller's buffer holds `n` elements of `dt` (MPI contract).
-    if let Some(started) =
-        unsafe { fastpath::irecv(buf as *mut u8, n, dt as usize, src, tag, comm as usize) }
-    {
+    let fast = unsafe { fastpath::irecv(buf as *mut u8, n, dt as usize, src, tag, comm as usize) };
+    if let Some(started) = fast {
         return Ok(started);
     }
     irecv_general(buf, n, dt, src, tag, comm)
@@ -432,9 +431,9 @@ pub(crate) unsafe fn isend_entry(
 ) -> MpiResult<()> {
     if mode == SendMode::Standard && !request.is_null() {
         // SAFETY: the caller's buffer holds `n` elements of `dt` (MPI contract).
-        if let Some(h) =
-            unsafe { fastpath::isend(buf as *const u8, n, dt as usize, dest, tag, comm as usize) }
-        {
+        let fast =
+            unsafe { fastpath::isend(buf as *const u8, n, dt as usize, dest, tag, comm as usize) };
+        if let Some(h) = fast {
             // SAFETY: a non-null request pointer points to the caller's request.
             unsafe { *request = h as MPI_Request };
             return Ok(());
@@ -711,9 +710,9 @@ unsafe extern "C" fn irecv_fast_entry(
     request: *mut MPI_Request,
 ) -> c_int {
     entry::call("MPI_Irecv", ErrObj::Comm(comm as usize), || {
-        // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI contract);
-        // the fast path stores the handle through the non-null request pointer.
         if !request.is_null()
+            // SAFETY: the caller's buffer holds `count` elements of `datatype` (MPI
+            // contract); the fast path stores the handle through the non-null request pointer.
             && unsafe {
                 fastpath::irecv_to(
                     buf as *mut u8,

@@ -255,10 +255,10 @@ mod tests {
     #[test]
     fn the_word_tells_the_ways_apart() {
         let closed = Way(std::ptr::null_mut());
-        // SAFETY (test): no state is handed out for these words.
+        // SAFETY: (test) no state is handed out for these words.
         assert!(unsafe { closed.direct() }.is_none() && !closed.locked());
         let locked = Way(std::ptr::without_provenance_mut(LOCKED_OPEN));
-        // SAFETY (test): as above.
+        // SAFETY: (test) as above.
         assert!(unsafe { locked.direct() }.is_none() && locked.locked());
         let mut state = VciState {
             reqs: crate::core::slab::Slab::tagged(crate::core::slab::kind::REQUEST, 0),
@@ -268,7 +268,7 @@ mod tests {
         };
         let direct = Way(&mut state);
         assert!(!direct.locked());
-        // SAFETY (test): `state` lives on this stack and nothing else refers to it.
+        // SAFETY: (test) `state` lives on this stack and nothing else refers to it.
         let got = unsafe { direct.direct() }.map(|s| s as *mut VciState as usize);
         assert_eq!(got, Some(&state as *const VciState as usize));
     }
