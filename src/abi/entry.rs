@@ -4,21 +4,8 @@
 use crate::core::error::MpiError;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// The object whose error handler an error raised by a call is given to (the call's first
-/// communicator, window, file or session argument; `None` means `MPI_COMM_SELF`'s handler).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ErrObj {
-    /// No object argument: errors go to `MPI_COMM_SELF`'s handler (MPI-4 rule).
-    None,
-    /// A communicator handle (raw value).
-    Comm(usize),
-    /// A window handle (raw value).
-    Win(usize),
-    /// A file handle (raw value).
-    File(usize),
-    /// A session handle (raw value).
-    Session(usize),
-}
+/// The object whose error handler sees an error (defined with the errors, in the core).
+pub use crate::core::error::ErrObj;
 
 /// What the body of an `int`-returning MPI function gives back to its C entry point.
 pub trait Outcome {

@@ -1,5 +1,6 @@
-//! The C boundary: entry points generated from `api/functions.txt` by build.rs, the
-//! constants of the MPI-5.0 ABI, handle conversion and error-handler dispatch.
+//! The C boundary: entry points generated from `api/functions.txt` by build.rs, handle
+//! conversion and error-handler dispatch (the ABI's constants and types are in
+//! [`crate::mpi_abi`], below every layer).
 //!
 //! Everything `unsafe` about raw C pointers lives here and in [`imp`]; the core below works on
 //! checked Rust values.
@@ -7,13 +8,9 @@
 
 pub mod entry;
 pub mod imp;
-pub mod types;
 
-/// Every integer constant of `mpi.h`, generated from `api/prologue.h`.
-#[allow(missing_docs, clippy::unnecessary_cast)]
-pub mod consts {
-    include!(concat!(env!("OUT_DIR"), "/abi_consts.rs"));
-}
+/// The constants and C types of the ABI, from the crate's bottom module.
+pub use crate::mpi_abi::{consts, types};
 
 /// The generated `MPI_*` / `PMPI_*` entry points.
 #[allow(

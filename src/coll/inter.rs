@@ -21,8 +21,8 @@
 use super::algos::{barrier, bcast, reduce, scatter};
 use super::sched::{Schedule, Span};
 use super::{Ctx, Inter};
-use crate::abi::consts::{MPI_ERR_ROOT, MPI_PROC_NULL, MPI_ROOT};
 use crate::core::error::{fail, MpiResult};
+use crate::mpi_abi::consts::{MPI_ERR_ROOT, MPI_PROC_NULL, MPI_ROOT};
 
 /// What the `root` argument of a rooted intercommunicator collective makes of this process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

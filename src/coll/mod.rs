@@ -64,13 +64,13 @@ pub fn begin(rt: &mut Runtime, h: usize, function: &str, blocking: bool) -> MpiR
         let name = function.to_ascii_lowercase();
         if name.contains("scan") {
             return fail(
-                crate::abi::consts::MPI_ERR_COMM,
+                crate::mpi_abi::consts::MPI_ERR_COMM,
                 format!("{function} is not defined on an intercommunicator"),
             );
         }
         if name.contains("neighbor") {
             return fail(
-                crate::abi::consts::MPI_ERR_TOPOLOGY,
+                crate::mpi_abi::consts::MPI_ERR_TOPOLOGY,
                 format!("{function} needs a communicator with a process topology"),
             );
         }

@@ -12,13 +12,13 @@
 //!
 //! Schedules are plain data and can be printed ([`Schedule::dump`]) for inspection or replay.
 
-use crate::abi::consts::*;
 use crate::core::datatype::{Layout, TypeInfo};
 use crate::core::error::{fail, MpiResult};
 use crate::core::op::Reducer;
 use crate::core::p2p::{RecvArgs, SendArgs, INTERNAL_TAG_MAX};
 use crate::core::request::{ReqKind, SendMode};
 use crate::core::runtime::{self, Background, Runtime};
+use crate::mpi_abi::consts::*;
 use std::fmt::Write as _;
 
 /// Tags of collective traffic: `COLL_TAG_BASE - (sequence mod 2^23)` for blocking calls, the

@@ -24,7 +24,6 @@
 //! through `runtime::wait_for`, which drives progress (peers may need our point-to-point
 //! traffic) and yields the CPU when the node is oversubscribed.
 
-use crate::abi::consts::MPI_ERR_OTHER;
 use crate::coll::algos::blocks::Blocks;
 use crate::coll::sched::{Schedule, Span};
 use crate::coll::tuning::{self, Coll, Query};
@@ -34,6 +33,7 @@ use crate::core::error::{fail, MpiResult};
 use crate::core::op::Reducer;
 use crate::core::p2p::copy_bytes;
 use crate::core::runtime::{self, Runtime};
+use crate::mpi_abi::consts::MPI_ERR_OTHER;
 use crate::platform::cma;
 use crate::transport::shm::collslot::{Slot, CAP};
 use crate::transport::shm::ShmEngine;
@@ -406,7 +406,7 @@ unsafe fn reduction_now(
     dt: usize,
     op: usize,
 ) -> Option<MpiResult<()>> {
-    use crate::abi::consts::MPI_IN_PLACE;
+    use crate::mpi_abi::consts::MPI_IN_PLACE;
     let size = crate::core::datatype::contiguous_size(dt)?;
     if count <= 0 || recv == 0 || recv == MPI_IN_PLACE || send == 0 || send == recv {
         return None;
@@ -475,7 +475,7 @@ fn equal_blocks(
     rcount: i64,
     rtype: usize,
 ) -> Option<(usize, Option<usize>)> {
-    use crate::abi::consts::MPI_IN_PLACE;
+    use crate::mpi_abi::consts::MPI_IN_PLACE;
     let rsize = crate::core::datatype::contiguous_size(rtype)?;
     if rcount <= 0 || recv == 0 || recv == MPI_IN_PLACE {
         return None;

@@ -3,8 +3,8 @@
 //! The callbacks themselves are C functions; they are stored here as addresses and called by
 //! the C-facing layer (`abi::imp::attr`), always outside the runtime lock so they may call MPI.
 
-use crate::abi::consts::*;
 use crate::core::error::{fail, MpiResult};
+use crate::mpi_abi::consts::*;
 
 /// First value of a user keyval (above the predefined attribute keyvals of the ABI).
 pub const FIRST_USER_KEYVAL: i32 = 0x1000;

@@ -134,7 +134,7 @@ impl BsendBuffers {
                 Scope::Comm(_) => "this communicator",
             };
             return fail(
-                crate::abi::consts::MPI_ERR_BUFFER,
+                crate::mpi_abi::consts::MPI_ERR_BUFFER,
                 format!("a buffer is already attached to {what} (detach it first)"),
             );
         }

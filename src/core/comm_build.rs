@@ -6,7 +6,6 @@
 //! between polls). Attribute callbacks are run by the caller (C-facing layer) before
 //! (`copy`) or after (`delete`) the core work, also outside the runtime.
 
-use crate::abi::consts::*;
 use crate::core::comm::{Comm, RankMap, RemoteGroup, CONTEXTS_PER_ID, SELF, WORLD};
 use crate::core::context::Outcome;
 use crate::core::errhandler::Errh;
@@ -14,6 +13,7 @@ use crate::core::error::{fail, MpiResult};
 use crate::core::info::Info;
 use crate::core::runtime::{self, Runtime};
 use crate::core::team::{self, tag, Bridge, Combine, Round, Team};
+use crate::mpi_abi::consts::*;
 
 /// A context-id agreement in progress (see `core::context` for the algorithm).
 #[derive(Debug)]

@@ -28,7 +28,6 @@
 //! endpoints, and the agreement of a plain communicator's id lends one mask per process,
 //! which two endpoints of a process cannot share.
 
-use crate::abi::consts::*;
 use crate::core::comm::{Comm, Endpoints, RankMap, CONTEXTS_PER_ID};
 use crate::core::comm_build::{Agreement, PENDING_CTX};
 use crate::core::errhandler::Errh;
@@ -36,6 +35,7 @@ use crate::core::error::{fail, MpiResult};
 use crate::core::info::Info;
 use crate::core::runtime::{self, Runtime};
 use crate::core::team::{self, Combine, Round, Team};
+use crate::mpi_abi::consts::*;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};

@@ -7,11 +7,11 @@
 //! handler as MPI-4 says, falling back to `MPI_COMM_WORLD`'s while `MPI_COMM_SELF` still has
 //! its default. Before `MPI_Init` and after `MPI_Finalize` errors are fatal.
 
-use crate::abi::consts::*;
-use crate::abi::entry::ErrObj;
-use crate::abi::types::MPI_Comm;
+use crate::core::error::ErrObj;
 use crate::core::error::{class_string, MpiError};
 use crate::core::runtime;
+use crate::mpi_abi::consts::*;
+use crate::mpi_abi::types::MPI_Comm;
 
 /// A communicator's error handler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,8 +1,23 @@
 //! MPI errors inside the library: an error class, a message, and optionally the object whose
 //! error handler must see it.
 
-use crate::abi::consts::*;
-use crate::abi::entry::ErrObj;
+use crate::mpi_abi::consts::*;
+
+/// The object whose error handler an error raised by a call is given to (the call's first
+/// communicator, window, file or session argument; `None` means `MPI_COMM_SELF`'s handler).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrObj {
+    /// No object argument: errors go to `MPI_COMM_SELF`'s handler (MPI-4 rule).
+    None,
+    /// A communicator handle (raw value).
+    Comm(usize),
+    /// A window handle (raw value).
+    Win(usize),
+    /// A file handle (raw value).
+    File(usize),
+    /// A session handle (raw value).
+    Session(usize),
+}
 
 /// An MPI error. Boxed so that `Result<(), MpiError>` is one word on the hot path.
 #[derive(Debug)]

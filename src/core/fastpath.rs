@@ -14,8 +14,6 @@
 //! state, not freed, not persistent) qualify. Threads working on communicators mapped to
 //! different VCIs therefore never contend.
 
-use crate::abi::consts::*;
-use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
 use crate::core::lockq;
@@ -24,6 +22,8 @@ use crate::core::request::{flag, ReqKind, Request, Status, NO_PARENT};
 use crate::core::runtime::{self, READY, READY_DELEGATED, READY_LOCKED};
 use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Pool, Queued, VciGuard, VciState, RID_VCI_SHIFT};
+use crate::mpi_abi::consts::*;
+use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 use crate::platform::wait::Backoff;
 use crate::transport::shm::engine_ref;
 use crate::transport::shm::segment::CellKind;

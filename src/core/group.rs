@@ -6,10 +6,10 @@
 //! Set operations and translations look world ranks up through a dense index (world ranks are
 //! small integers), so they are linear in the group sizes.
 
-use crate::abi::consts::*;
 use crate::core::comm::Comm;
 use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::Runtime;
+use crate::mpi_abi::consts::*;
 
 /// A group: `members[r]` is the world rank of group rank `r`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

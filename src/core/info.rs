@@ -10,9 +10,9 @@
 //! directory, the host name and architecture; `MPI_Init` adds `maxprocs` and `thread_level`.
 //! It can be read and modified like any info object, but not freed.
 
-use crate::abi::consts::*;
 use crate::core::error::{fail, MpiResult};
 use crate::core::slab::{kind, Slab};
+use crate::mpi_abi::consts::*;
 use parking_lot::Mutex;
 
 /// An info object. Keys keep their insertion order (`MPI_Info_get_nthkey`).

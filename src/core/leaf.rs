@@ -23,8 +23,6 @@
 //! to the full path. The C entry points hold both variants inline, so that one function
 //! frame serves both ways in.
 
-use crate::abi::consts::*;
-use crate::abi::types::{MPI_Request, MPI_Status};
 use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
 use crate::core::fastpath::{
@@ -35,6 +33,8 @@ use crate::core::matching::{Pattern, Posted};
 use crate::core::request::{ReqKind, Request};
 use crate::core::slab::Slab;
 use crate::core::vci::{LeafSlot, LeafWays, VciState};
+use crate::mpi_abi::consts::*;
+use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 
 /// Marks the path that declines as cold (keeps the hot path straight, its checks as
 /// branches) and declines.

@@ -67,12 +67,12 @@
 //! reordered per producer, and every operation runs after all operations of its thread that
 //! preceded it (drain-before-acquire), under every interleaving.
 
-use crate::abi::consts::*;
 use crate::core::datatype::TypeInfo;
 use crate::core::fastpath::{self, DONE_SEND_HANDLE};
 use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
 use crate::core::request::{ReqKind, Request};
 use crate::core::vci::{FastComm, Pool, VciGuard, VciState, RID_VCI_SHIFT};
+use crate::mpi_abi::consts::*;
 use std::sync::atomic::{fence, Ordering as StdOrdering};
 use std::sync::atomic::{AtomicBool as StdAtomicBool, AtomicI32, AtomicPtr as StdAtomicPtr};
 use std::sync::atomic::{AtomicU32 as StdAtomicU32, AtomicUsize as StdAtomicUsize};

@@ -4,7 +4,7 @@
 //! non-overtaking rule: for one (source, communicator) stream, a message matches the oldest
 //! eligible receive, and a receive matches the oldest eligible message.
 
-use crate::abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG};
+use crate::mpi_abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG};
 use std::collections::VecDeque;
 
 /// Who sent a message, on which context, with which tag.

@@ -6,7 +6,6 @@
 //! receive matches); to a rank on the node, through [`ShmEngine`] (eager cells below
 //! `eager_max`, rendezvous above).
 
-use crate::abi::consts::*;
 use crate::core::bsend::{BsendBuffer, Space};
 use crate::core::comm::Comm;
 use crate::core::copy_choice::CopyKind;
@@ -16,6 +15,7 @@ use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected, RTS_
 use crate::core::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
 use crate::core::runtime::Runtime;
 use crate::core::tool::timestamp_ns;
+use crate::mpi_abi::consts::*;
 use crate::transport::shm::engine_ref::{self, EngineBox};
 use crate::transport::shm::segment::CellKind;
 use crate::transport::shm::{Incoming, Outgoing, ShmEngine};

@@ -24,13 +24,13 @@
 //! packed staging copy: a send partition is packed at `MPI_Pready`, a receive partition is
 //! unpacked when `MPI_Parrived` first sees it complete or when the round completes.
 
-use crate::abi::consts::*;
 use crate::core::datatype::{Layout, TypeInfo};
 use crate::core::error::{fail, MpiResult};
 use crate::core::matching::Payload;
 use crate::core::p2p::{unpack_from, wire_ctx, RecvArgs, SendArgs, INTERNAL_TAG_MAX};
 use crate::core::request::{ReqKind, SendMode, Status};
 use crate::core::runtime::{Background, Runtime};
+use crate::mpi_abi::consts::*;
 use parking_lot::Mutex;
 
 /// Internal tag of the sender's handshake (below the collective tags of `coll::sched`).

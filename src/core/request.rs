@@ -1,7 +1,7 @@
 //! Requests: the state of one nonblocking or persistent operation.
 
-use crate::abi::consts::*;
-use crate::abi::types::MPI_Status;
+use crate::mpi_abi::consts::*;
+use crate::mpi_abi::types::MPI_Status;
 
 /// Completion information of an operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

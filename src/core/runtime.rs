@@ -8,20 +8,20 @@
 //! `crate::core::vci`).
 //! Waiting calls release the state between polls ([`wait_for`]), so other threads progress.
 
-use crate::abi::consts::*;
-use crate::abi::entry::ErrObj;
 use crate::core::attr::Keyvals;
 use crate::core::bsend::BsendBuffers;
 use crate::core::comm::{Comm, RankMap, CONTEXTS_PER_ID, SELF, WORLD};
 use crate::core::context::ContextPool;
 use crate::core::copy_choice::CopyChoice;
 use crate::core::errhandler::{Errh, UserErrh};
+use crate::core::error::ErrObj;
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::group::Group;
 use crate::core::matching::Unexpected;
 use crate::core::request::Request;
 use crate::core::slab::{kind, Slab};
 use crate::core::vci::{self, Matchers, Pool, Requests};
+use crate::mpi_abi::consts::*;
 use crate::platform::bootstrap::{self, Bootstrap};
 use crate::platform::{config, wait};
 use crate::transport::shm::engine_ref::{self, EngineBox};
@@ -613,7 +613,7 @@ impl Runtime {
     ) -> (
         Errh,
         Option<(
-            unsafe extern "C" fn(*mut crate::abi::types::MPI_Comm, *mut i32),
+            unsafe extern "C" fn(*mut crate::mpi_abi::types::MPI_Comm, *mut i32),
             usize,
         )>,
     ) {

@@ -93,7 +93,7 @@ pub fn vci_of_msg(ctx: u32, src: i32, tag: i32, n: usize) -> Option<usize> {
 /// id `id`: the error class and message when it uses a wildcard its communicator asserted
 /// away.
 pub fn check_wildcards(id: u32, src: i32, tag: i32) -> Result<(), (i32, &'static str)> {
-    use crate::abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_ERR_RANK, MPI_ERR_TAG};
+    use crate::mpi_abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_ERR_RANK, MPI_ERR_TAG};
     let m = mode(id);
     if m & BY_SOURCE != 0 && src == MPI_ANY_SOURCE {
         return Err((
@@ -170,11 +170,11 @@ mod tests {
             None,
             "collectives"
         );
-        use crate::abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG};
+        use crate::mpi_abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG};
         assert!(check_wildcards(id, MPI_ANY_SOURCE, 3).is_ok());
         assert_eq!(
             check_wildcards(id, 0, MPI_ANY_TAG).unwrap_err().0,
-            crate::abi::consts::MPI_ERR_TAG
+            crate::mpi_abi::consts::MPI_ERR_TAG
         );
         set(id, 0);
         assert_eq!(vci_of_msg(id * CONTEXTS_PER_ID, 1, 2, 8), None);

@@ -17,7 +17,6 @@
 //! Pinning happens after the members agreed on the ids, when a fast peer may already have
 //! sent on them: `Matchers::move_unexpected` carries such messages over to the pinned VCI.
 
-use crate::abi::consts::*;
 use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::comm_build::{self, Agreement, Blueprint};
 use crate::core::error::{fail, MpiResult};
@@ -25,6 +24,7 @@ use crate::core::runtime::{self, Runtime};
 use crate::core::slab::{kind, Slab};
 use crate::core::team::{self, Team};
 use crate::core::vci;
+use crate::mpi_abi::consts::*;
 use std::sync::Arc;
 
 /// Largest number of streams a process may attach to one multiplex communicator.

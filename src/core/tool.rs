@@ -20,7 +20,7 @@
 //! and sessions live in one mutex-protected table, emptied when the last `MPI_T_finalize`
 //! pairs the first `MPI_T_init_thread`.
 
-use crate::abi::consts::*;
+use crate::mpi_abi::consts::*;
 use crate::platform::config::KNOBS;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;

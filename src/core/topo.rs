@@ -4,8 +4,8 @@
 //! top of these functions ([`Topology::cart`], [`Cart::sub`], [`Topology::graph`],
 //! [`Topology::dist_graph`]).
 
-use crate::abi::consts::*;
 use crate::core::error::{fail, MpiResult};
+use crate::mpi_abi::consts::*;
 
 /// A communicator's virtual topology (`MPI_Topo_test` tells which).
 #[derive(Clone, Debug, PartialEq, Eq)]

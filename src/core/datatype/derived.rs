@@ -4,8 +4,8 @@
 
 use super::engine::{Op, Prog};
 use super::{predefined, TypeInfo};
-use crate::abi::consts::*;
 use crate::core::error::{fail, MpiResult};
+use crate::mpi_abi::consts::*;
 use std::sync::Arc;
 
 /// How a type is made of others, for counting basic elements and converting representations.

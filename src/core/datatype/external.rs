@@ -5,8 +5,8 @@
 //! type's structure down to its basic types.
 
 use super::derived::{Dtype, Kids};
-use crate::abi::consts::*;
 use crate::core::error::{fail, MpiResult};
+use crate::mpi_abi::consts::*;
 
 /// How one component of a basic type is represented.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -10,9 +10,9 @@ pub mod names;
 
 pub use derived::{Contents, Dtype, Kids};
 
-use crate::abi::consts::{MPI_BYTE, MPI_DATATYPE_NULL, MPI_ERR_TYPE};
 use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::Runtime;
+use crate::mpi_abi::consts::{MPI_BYTE, MPI_DATATYPE_NULL, MPI_ERR_TYPE};
 use std::sync::Arc;
 
 /// A user datatype handle's entry in the runtime table.
@@ -386,21 +386,27 @@ pub fn lookup(handle: usize) -> MpiResult<TypeInfo> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::abi::consts::{MPI_DOUBLE_INT, MPI_INT};
+    use crate::mpi_abi::consts::{MPI_DOUBLE_INT, MPI_INT};
 
     #[test]
     fn sizes_and_counts() {
         assert_eq!(lookup(MPI_INT).unwrap().size, 4);
         let di = lookup(MPI_DOUBLE_INT).unwrap();
         assert_eq!((di.size, di.extent, di.basic), (12, 16, 2));
-        let si = lookup(crate::abi::consts::MPI_SHORT_INT).unwrap();
+        let si = lookup(crate::mpi_abi::consts::MPI_SHORT_INT).unwrap();
         assert_eq!((si.size, si.extent, si.head, si.tail_at), (6, 8, 2, 4));
         assert_eq!(lookup(MPI_INT).unwrap().count_of(12), Some(3));
         assert_eq!(lookup(MPI_INT).unwrap().count_of(13), None);
         assert!(lookup(MPI_DATATYPE_NULL).is_err());
         assert!(lookup(0x2ff).is_err());
-        assert_eq!(lookup(crate::abi::consts::MPI_COMPLEX32).unwrap().size, 32);
-        assert_eq!(lookup(crate::abi::consts::MPI_UINT64_T).unwrap().size, 8);
+        assert_eq!(
+            lookup(crate::mpi_abi::consts::MPI_COMPLEX32).unwrap().size,
+            32
+        );
+        assert_eq!(
+            lookup(crate::mpi_abi::consts::MPI_UINT64_T).unwrap().size,
+            8
+        );
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::derived::{self, Contents, Dtype};
 use super::engine;
-use crate::abi::consts::*;
+use crate::mpi_abi::consts::*;
 use proptest::prelude::*;
 use std::sync::Arc;
 

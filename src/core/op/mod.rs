@@ -14,11 +14,11 @@
 pub mod ext;
 pub mod kernels;
 
-use crate::abi::consts::*;
-use crate::abi::types::{MPI_Count, MPI_Datatype};
 use crate::core::datatype::{self, TypeInfo};
 use crate::core::error::{fail, MpiResult};
 use crate::core::runtime::Runtime;
+use crate::mpi_abi::consts::*;
+use crate::mpi_abi::types::{MPI_Count, MPI_Datatype};
 use core::ffi::{c_int, c_void};
 use ext::Which;
 use kernels::*;

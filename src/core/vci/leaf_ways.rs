@@ -14,7 +14,7 @@
 //! word open needs no null test.
 
 use super::{comm_hint, pool, Slot, VciState, CONTEXTS_PER_ID, MAX_VCIS};
-use crate::abi::consts::MPI_COMM_NULL;
+use crate::mpi_abi::consts::MPI_COMM_NULL;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 /// Number of predefined communicator handles from `MPI_COMM_NULL` on that the locked way

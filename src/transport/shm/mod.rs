@@ -16,10 +16,10 @@ pub mod engine_ref;
 pub mod queue;
 pub mod segment;
 
-use crate::abi::consts::*;
 use crate::core::datatype::Layout;
 use crate::core::error::{MpiError, MpiResult};
 use crate::core::matching::Envelope;
+use crate::mpi_abi::consts::*;
 use crate::platform::bootstrap::Bootstrap;
 use crate::platform::{cma, config};
 use segment::{CellHdr, CellKind, Fastbox, Geometry, Segment, FB_PAYLOAD, FB_SLOTS};

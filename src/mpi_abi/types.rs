@@ -1,5 +1,5 @@
 //! Rust mirrors of the C types of `mpi.h` (MPI-5.0 standard ABI).
-#![allow(non_camel_case_types)]
+#![allow(non_camel_case_types, non_snake_case)]
 
 /// `MPI_Aint`: an address-sized signed integer.
 pub type MPI_Aint = isize;
