@@ -446,7 +446,7 @@ impl Background for ScheduleOp {
             if self.persistent {
                 let mut s = self.sched.take().unwrap();
                 s.reset();
-                r.extra().schedule = Some(s);
+                r.extra().schedule = Some(s as Box<dyn std::any::Any>);
             }
         }
         rt.complete(self.rid);
@@ -472,7 +472,7 @@ pub fn persistent(rt: &mut Runtime, sched: Schedule) -> MpiResult<usize> {
     r.set_persistent(true);
     r.set_active(false);
     r.set_done(true);
-    r.extra().schedule = Some(Box::new(sched));
+    r.extra().schedule = Some(Box::new(sched) as Box<dyn std::any::Any>);
     Ok(rt.reqs.handle(rid))
 }
 
@@ -480,11 +480,18 @@ pub fn persistent(rt: &mut Runtime, sched: Schedule) -> MpiResult<usize> {
 /// false when `rid` is not a persistent collective.
 pub fn start_persistent(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
     let r = rt.reqs.get_mut(rid).expect("live request");
-    let Some(s) = r.extra.as_mut().and_then(|e| e.schedule.take()) else {
+    let Some(parked) = r.extra.as_mut().and_then(|e| e.schedule.take()) else {
         return Ok(false);
     };
+    let s = match parked.downcast::<Schedule>() {
+        Ok(s) => s,
+        Err(other) => {
+            r.extra().schedule = Some(other);
+            return Ok(false);
+        }
+    };
     if r.active() {
-        r.extra().schedule = Some(s);
+        r.extra().schedule = Some(s as Box<dyn std::any::Any>);
         return fail(MPI_ERR_REQUEST, "the persistent request is already active");
     }
     r.set_active(true);

@@ -28,7 +28,7 @@ use crate::coll::algos::blocks::Blocks;
 use crate::coll::sched::{Schedule, Span};
 use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
-use crate::core::comm::Comm;
+use crate::core::comm::{CollState, Comm, COLL_KINDS};
 use crate::core::error::{fail, MpiResult};
 use crate::core::op::Reducer;
 use crate::core::p2p::copy_bytes;
@@ -36,59 +36,42 @@ use crate::core::runtime::{self, Runtime};
 use crate::mpi_abi::consts::MPI_ERR_OTHER;
 use crate::platform::cma;
 use crate::transport::shm::collslot::{Slot, CAP};
-use crate::transport::shm::ShmEngine;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
-const UNKNOWN: u32 = 0;
-const OFF: u32 = 1;
-/// State values from here on name slot `state - SLOT0`.
-const SLOT0: u32 = 2;
+const UNKNOWN: u32 = CollState::UNKNOWN;
+const OFF: u32 = CollState::OFF;
+const SLOT0: u32 = CollState::SLOT0;
 
-/// A communicator's use of the shared-memory path: not decided yet, not possible, or its slot
-/// and the sequence number of its last call there. Atomics only so that builders holding a
-/// shared reference to the runtime can advance it; it is touched under the runtime only.
-#[derive(Debug, Default)]
-pub struct Attach {
-    state: AtomicU32,
-    seq: AtomicU64,
-    /// The last tuning decision for each collective ([`Coll`] as index) on this communicator:
-    /// [`CHOICE_VALID`], [`CHOICE_SHM`] and the query's key ([`choice_key`]). The tables are
-    /// fixed once loaded and the communicator's size never changes, so the same query always
-    /// gets the same answer; a loop of calls skips the table walk, even when it mixes
-    /// collectives (a barrier before each broadcast, say).
-    choice: [AtomicU64; tuning::COLLS.len()],
+// The communicator keeps a selection for each collective of the tables.
+const _: () = assert!(COLL_KINDS == tuning::COLLS.len());
+
+/// Whether the tables pick `shm` for `coll` and `q` on the communicator whose collective
+/// state is `a`, from its last decision when it was for the same query
+/// ([`CollState::choice`]). The tables are fixed once loaded and the communicator's size
+/// never changes, so the same query always gets the same answer; a loop of calls skips the
+/// table walk, even when it mixes collectives (a barrier before each broadcast, say).
+fn selects(a: &CollState, coll: Coll, q: &Query) -> bool {
+    let Some(key) = choice_key(coll, q) else {
+        return tuning::select_shm(coll, q);
+    };
+    let Some(cached) = a.choice.get(coll as usize) else {
+        return tuning::select_shm(coll, q);
+    };
+    let last = cached.load(Relaxed);
+    if last & CHOICE_VALID != 0 && last & CHOICE_KEY == key {
+        return last & CHOICE_SHM != 0;
+    }
+    let shm = tuning::select_shm(coll, q);
+    let flag = if shm { CHOICE_SHM } else { 0 };
+    cached.store(CHOICE_VALID | flag | key, Relaxed);
+    shm
 }
 
-impl Attach {
-    fn slot(&self) -> Option<u32> {
-        self.state.load(Relaxed).checked_sub(SLOT0)
-    }
-
-    /// Whether the tables pick `shm` for `coll` and `q`, from the last decision when it was
-    /// for the same query.
-    fn selects(&self, coll: Coll, q: &Query) -> bool {
-        let Some(key) = choice_key(coll, q) else {
-            return tuning::select_shm(coll, q);
-        };
-        let Some(cached) = self.choice.get(coll as usize) else {
-            return tuning::select_shm(coll, q);
-        };
-        let last = cached.load(Relaxed);
-        if last & CHOICE_VALID != 0 && last & CHOICE_KEY == key {
-            return last & CHOICE_SHM != 0;
-        }
-        let shm = tuning::select_shm(coll, q);
-        let flag = if shm { CHOICE_SHM } else { 0 };
-        cached.store(CHOICE_VALID | flag | key, Relaxed);
-        shm
-    }
-}
-
-/// [`Attach::choice`] holds a decision.
+/// [`CollState::choice`] holds a decision.
 const CHOICE_VALID: u64 = 1 << 63;
-/// [`Attach::choice`]: the decision was `shm`.
+/// [`CollState::choice`]: the decision was `shm`.
 const CHOICE_SHM: u64 = 1 << 62;
-/// [`Attach::choice`]: the bits of the query's key.
+/// [`CollState::choice`]: the bits of the query's key.
 const CHOICE_KEY: u64 = (1 << 62) - 1;
 
 /// The query as one number (the communicator's size is implied): the collective (5 bits),
@@ -232,7 +215,7 @@ pub fn offer(
     };
     let a = &comm.coll_shm;
     let state = a.state.load(Relaxed);
-    if state == OFF || !a.selects(coll, q) {
+    if state == OFF || !selects(a, coll, q) {
         return false;
     }
     if state == UNKNOWN && !eligible(rt, comm) {
@@ -327,7 +310,7 @@ fn claim(rt: &mut Runtime, idx: u32, coll: Coll, q: &Query) -> Option<Claimed> {
         return None;
     }
     let i = c.coll_shm.slot()?;
-    if !c.coll_shm.selects(coll, q) {
+    if !selects(&c.coll_shm, coll, q) {
         return None;
     }
     let seq = c.coll_shm.seq.load(Relaxed) + 1;
@@ -580,13 +563,6 @@ pub unsafe fn alltoall_now(
         }
     }
     Some(done)
-}
-
-/// A member of the communicator `c` being dropped gives its slot back.
-pub fn detach(shm: Option<&ShmEngine>, c: &Comm) {
-    if let (Some(i), Some(e)) = (c.coll_shm.slot(), shm) {
-        e.coll_region().leave(i);
-    }
 }
 
 /// Runs `plan` (blocking; call outside `runtime::with`). False when the communicator could
@@ -997,13 +973,13 @@ mod tests {
         assert_eq!(top & !CHOICE_KEY, 0);
 
         // The cached answer is the tables' answer, first time and again.
-        let a = Attach::default();
+        let a = CollState::default();
         let fresh = tuning::select_shm(Coll::Allreduce, &q(8, 8, 1, true));
-        assert_eq!(a.selects(Coll::Allreduce, &q(8, 8, 1, true)), fresh);
-        assert_eq!(a.selects(Coll::Allreduce, &q(8, 8, 1, true)), fresh);
+        assert_eq!(selects(&a, Coll::Allreduce, &q(8, 8, 1, true)), fresh);
+        assert_eq!(selects(&a, Coll::Allreduce, &q(8, 8, 1, true)), fresh);
         let big = q(1 << 13, 1 << 13, 1 << 10, true);
         assert_eq!(
-            a.selects(Coll::Allreduce, &big),
+            selects(&a, Coll::Allreduce, &big),
             tuning::select_shm(Coll::Allreduce, &big)
         );
     }

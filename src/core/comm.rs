@@ -95,8 +95,46 @@ pub struct Comm {
     pub threads: Option<std::sync::Arc<crate::core::endpoints::ThreadComm>>,
     /// Stream communicator (`MPIX_Stream_comm_create*`): its streams and stream pairs.
     pub stream: Option<std::sync::Arc<crate::core::stream::Attached>>,
-    /// Its slot for shared-memory collectives, if any (`coll::shm`).
-    pub coll_shm: crate::coll::shm::Attach,
+    /// The collective layer's state on it: its slot for shared-memory collectives, if
+    /// any, and cached selections ([`CollState`]).
+    pub coll_shm: CollState,
+}
+
+/// How many collectives the collective layer keeps a cached selection for on each
+/// communicator ([`CollState::choice`]); the collective layer checks that its list of
+/// collectives has this length.
+pub const COLL_KINDS: usize = crate::platform::config::COLL_ALGORITHM_KNOBS.len();
+
+/// The collective layer's state on a communicator, kept here and interpreted by `coll`: the
+/// communicator owns the words, so that the core needs none of the collective layer's
+/// types. Atomics only so that builders holding a shared reference to the runtime can
+/// advance it; it is touched under the runtime only.
+#[derive(Debug, Default)]
+pub struct CollState {
+    /// Its use of the node segment's collective region: [`CollState::UNKNOWN`] (not decided
+    /// yet), [`CollState::OFF`] (not possible), or `SLOT0 + k` while it holds slot `k`.
+    pub state: std::sync::atomic::AtomicU32,
+    /// The sequence number of its last call in its slot.
+    pub seq: std::sync::atomic::AtomicU64,
+    /// The last selection for each collective (the collective layer's encoding).
+    pub choice: [std::sync::atomic::AtomicU64; COLL_KINDS],
+}
+
+impl CollState {
+    /// [`CollState::state`]: not decided yet.
+    pub const UNKNOWN: u32 = 0;
+    /// [`CollState::state`]: no slot, and none will be tried.
+    pub const OFF: u32 = 1;
+    /// [`CollState::state`] values from here on name slot `state - SLOT0`.
+    pub const SLOT0: u32 = 2;
+
+    /// The slot of the collective region it holds, if any.
+    #[inline]
+    pub fn slot(&self) -> Option<u32> {
+        self.state
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .checked_sub(Self::SLOT0)
+    }
 }
 
 /// The ranks of an endpoint communicator: a process may hold several of them, each with its

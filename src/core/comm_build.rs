@@ -219,7 +219,9 @@ impl Runtime {
             return;
         };
         self.bsend.forget_comm(idx);
-        crate::coll::shm::detach(self.shm.as_deref(), &c);
+        if let (Some(i), Some(e)) = (c.coll_shm.slot(), self.shm.as_deref()) {
+            e.coll_region().leave(i);
+        }
         if let Some(r) = &c.remote {
             self.comms.remove(r.local_comm);
         }

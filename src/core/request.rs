@@ -127,8 +127,9 @@ pub enum ReqKind {
 /// Rarely used request state, kept out of line so the common request stays small.
 #[derive(Debug, Default)]
 pub struct Extra {
-    /// Persistent collective: its schedule between activations (taken out while it runs).
-    pub schedule: Option<Box<crate::coll::sched::Schedule>>,
+    /// Persistent collective: its operation between activations (the collective layer's
+    /// schedule, which only that layer reads back; taken out while it runs).
+    pub schedule: Option<Box<dyn std::any::Any>>,
     /// Persistent request arguments.
     pub persistent: Option<PersistentOp>,
     /// Streamed rendezvous receive: total bytes announced.

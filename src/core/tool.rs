@@ -295,14 +295,14 @@ fn build() -> Tables {
     for k in KNOBS {
         let (cat, verbosity) = place_of(k.name);
         if k.name == COLL_PSEUDO {
-            for c in crate::coll::tuning::COLLS {
+            for (coll, env_var) in crate::platform::config::COLL_ALGORITHM_KNOBS {
                 let desc = format!(
                     "forces the algorithm of MPI_{}{} (auto: the tuning tables choose; names in docs/collectives.md)",
-                    c.name()[..1].to_uppercase(),
-                    &c.name()[1..]
+                    coll[..1].to_uppercase(),
+                    &coll[1..]
                 );
                 let cvar = Cvar {
-                    name: c.env_var().to_string(),
+                    name: env_var.to_string(),
                     desc,
                     verbosity,
                     kind: CvarKind::Text,
@@ -656,7 +656,7 @@ mod tests {
         }
         assert_eq!(
             t.cvars.len(),
-            KNOBS.len() - 1 + crate::coll::tuning::COLLS.len()
+            KNOBS.len() - 1 + crate::platform::config::COLL_ALGORITHM_KNOBS.len()
         );
         // Every variable is in exactly one category; subcategories of the root only.
         let mut seen = vec![0; t.cvars.len()];

@@ -56,3 +56,18 @@ pub fn text(name: &str) -> String {
         .unwrap_or("");
     std::env::var(name).unwrap_or_else(|_| default.to_string())
 }
+
+/// The collectives whose algorithm a knob can force (`HYMPI_<COLL>_ALGORITHM`, one knob each):
+/// the name in tuning tables and the knob's name, in the order of the collective layer's
+/// `tuning::COLLS` (which checks it). The tool interface lists one variable for each.
+pub const COLL_ALGORITHM_KNOBS: [(&str, &str); 9] = [
+    ("bcast", "HYMPI_BCAST_ALGORITHM"),
+    ("reduce", "HYMPI_REDUCE_ALGORITHM"),
+    ("allreduce", "HYMPI_ALLREDUCE_ALGORITHM"),
+    ("allgather", "HYMPI_ALLGATHER_ALGORITHM"),
+    ("alltoall", "HYMPI_ALLTOALL_ALGORITHM"),
+    ("gather", "HYMPI_GATHER_ALGORITHM"),
+    ("scatter", "HYMPI_SCATTER_ALGORITHM"),
+    ("barrier", "HYMPI_BARRIER_ALGORITHM"),
+    ("reduce_scatter", "HYMPI_REDUCE_SCATTER_ALGORITHM"),
+];

@@ -44,8 +44,9 @@ pub enum Coll {
     ReduceScatter,
 }
 
-/// Every collective of [`Coll`], in declaration order.
-pub const COLLS: [Coll; 9] = [
+/// Every collective of [`Coll`], in declaration order (that of the knobs that force their
+/// algorithms, `platform::config::COLL_ALGORITHM_KNOBS`).
+pub const COLLS: [Coll; crate::platform::config::COLL_ALGORITHM_KNOBS.len()] = [
     Coll::Bcast,
     Coll::Reduce,
     Coll::Allreduce,
@@ -85,32 +86,12 @@ const fn radix(name: &'static str, min: u32, default: u32) -> AlgoSpec {
 impl Coll {
     /// The name in tables (`collective=<name>`), lower case.
     pub fn name(self) -> &'static str {
-        match self {
-            Coll::Bcast => "bcast",
-            Coll::Reduce => "reduce",
-            Coll::Allreduce => "allreduce",
-            Coll::Allgather => "allgather",
-            Coll::Alltoall => "alltoall",
-            Coll::Gather => "gather",
-            Coll::Scatter => "scatter",
-            Coll::Barrier => "barrier",
-            Coll::ReduceScatter => "reduce_scatter",
-        }
+        crate::platform::config::COLL_ALGORITHM_KNOBS[self as usize].0
     }
 
     /// The environment variable that forces this collective's algorithm.
     pub fn env_var(self) -> &'static str {
-        match self {
-            Coll::Bcast => "HYMPI_BCAST_ALGORITHM",
-            Coll::Reduce => "HYMPI_REDUCE_ALGORITHM",
-            Coll::Allreduce => "HYMPI_ALLREDUCE_ALGORITHM",
-            Coll::Allgather => "HYMPI_ALLGATHER_ALGORITHM",
-            Coll::Alltoall => "HYMPI_ALLTOALL_ALGORITHM",
-            Coll::Gather => "HYMPI_GATHER_ALGORITHM",
-            Coll::Scatter => "HYMPI_SCATTER_ALGORITHM",
-            Coll::Barrier => "HYMPI_BARRIER_ALGORITHM",
-            Coll::ReduceScatter => "HYMPI_REDUCE_SCATTER_ALGORITHM",
-        }
+        crate::platform::config::COLL_ALGORITHM_KNOBS[self as usize].1
     }
 
     /// The algorithms this collective has.

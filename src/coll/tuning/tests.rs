@@ -314,3 +314,22 @@ fn shm_leaves_fall_through_for_the_schedule_builders() {
     );
     assert!(parse_forced(Coll::Gather, "shm").is_err());
 }
+
+#[test]
+fn every_collective_has_its_own_name_and_knob() {
+    for (i, c) in COLLS.iter().enumerate() {
+        assert_eq!(*c as usize, i, "COLLS in declaration order");
+    }
+    assert_eq!(Coll::Bcast.name(), "bcast");
+    assert_eq!(Coll::Allreduce.env_var(), "HYMPI_ALLREDUCE_ALGORITHM");
+    assert_eq!(Coll::ReduceScatter.name(), "reduce_scatter");
+    assert_eq!(Coll::Barrier.env_var(), "HYMPI_BARRIER_ALGORITHM");
+    for c in COLLS {
+        assert_eq!(
+            c.env_var(),
+            format!("HYMPI_{}_ALGORITHM", c.name().to_uppercase()),
+            "the knob of {}",
+            c.name()
+        );
+    }
+}
