@@ -6,11 +6,13 @@
 //! - [`core`]: the MPI semantics (runtime, communicators, requests, matching, point-to-point);
 //! - [`transport`]: how bytes move (self, node-local shared memory with CMA single copy);
 //! - [`platform`]: bootstrap (PMI-1), shared segments, CMA, waiting, configuration;
-//! - [`mpi_abi`]: the MPI-5.0 ABI's constants and C types, which every layer names.
+//! - [`error`] and [`mpi_abi`]: MPI errors, and the MPI-5.0 ABI's constants and C types,
+//!   which every layer names.
 
 pub mod abi;
 pub mod coll;
 pub mod core;
+pub mod error;
 pub mod mpi_abi;
 pub mod platform;
 pub mod transport;

@@ -13,8 +13,7 @@ use crate::core::info::Info;
 pub const WORLD: u32 = 0;
 /// Index of `MPI_COMM_SELF` in the communicator table.
 pub const SELF: u32 = 1;
-/// Wire contexts per context id.
-pub const CONTEXTS_PER_ID: u32 = 4;
+pub use crate::transport::wire::CONTEXTS_PER_ID;
 
 /// How communicator ranks map to world ranks.
 #[derive(Clone, Debug)]

@@ -26,7 +26,7 @@ use crate::mpi_abi::consts::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 use crate::platform::wait::Backoff;
 use crate::transport::shm::engine_ref;
-use crate::transport::shm::segment::CellKind;
+use crate::transport::wire::MsgKind;
 
 /// The handle of the shared complete send request (`request::DONE_SEND`: VCI 0, index 0,
 /// generation 1).
@@ -902,7 +902,7 @@ fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, lane: usize, locked: bo
             let Some(m) = e.poll() else {
                 return Polled::Nothing;
             };
-            if m.kind != CellKind::Eager || pool.vci_of_msg(m.env.ctx, m.env.src, m.env.tag) != v {
+            if m.kind != MsgKind::Eager || pool.vci_of_msg(m.env.ctx, m.env.src, m.env.tag) != v {
                 e.unpoll(m);
                 return Polled::Bail;
             }
@@ -1225,7 +1225,7 @@ unsafe fn take_accepted(
             let Some(m) = e.poll() else {
                 return Some(Taken::Polled(Polled::Nothing));
             };
-            if m.kind == CellKind::Eager
+            if m.kind == MsgKind::Eager
                 && pattern.accepts(&m.env)
                 && s.matcher.posted.is_empty()
                 && pool.vci_of_msg(m.env.ctx, m.env.src, m.env.tag) == v

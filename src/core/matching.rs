@@ -7,16 +7,7 @@
 use crate::mpi_abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG};
 use std::collections::VecDeque;
 
-/// Who sent a message, on which context, with which tag.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Envelope {
-    /// Context id.
-    pub ctx: u32,
-    /// Source rank in the communicator.
-    pub src: i32,
-    /// Tag.
-    pub tag: i32,
-}
+pub use crate::transport::wire::Envelope;
 
 /// What a posted receive accepts.
 #[derive(Clone, Copy, Debug)]

@@ -10,7 +10,7 @@ pub mod csync;
 pub mod datatype;
 pub mod endpoints;
 pub mod errhandler;
-pub mod error;
+pub use crate::error;
 pub mod fastpath;
 pub mod group;
 pub mod hwtopo;

@@ -17,8 +17,9 @@ use crate::core::runtime::Runtime;
 use crate::core::tool::timestamp_ns;
 use crate::mpi_abi::consts::*;
 use crate::transport::shm::engine_ref::{self, EngineBox};
-use crate::transport::shm::segment::CellKind;
 use crate::transport::shm::{Incoming, Outgoing, ShmEngine};
+pub use crate::transport::wire::copy_bytes;
+use crate::transport::wire::MsgKind;
 
 /// Cells handled per progress call before returning to the caller.
 const POLL_BATCH: usize = 64;
@@ -324,11 +325,11 @@ impl Runtime {
         let lane = engine_ref::lane_of(env.ctx);
         let eager = a.bytes <= self.eager_max;
         let kind = match (eager, a.mode) {
-            (true, SendMode::Sync) => CellKind::EagerSync,
-            (true, _) => CellKind::Eager,
-            (false, _) => CellKind::Rts,
+            (true, SendMode::Sync) => MsgKind::EagerSync,
+            (true, _) => MsgKind::Eager,
+            (false, _) => MsgKind::Rts,
         };
-        if kind == CellKind::Rts {
+        if kind == MsgKind::Rts {
             // Remember the buffer in case the receiver asks for a streamed copy (no CMA).
             let r = self.reqs.get_mut(rid).unwrap();
             r.buf = a.buf as *mut u8;
@@ -343,7 +344,7 @@ impl Runtime {
             buf: a.buf,
             bytes: a.bytes,
         });
-        if sent && kind == CellKind::Eager {
+        if sent && kind == MsgKind::Eager {
             self.complete(rid);
         }
         Ok(())
@@ -582,7 +583,7 @@ impl Runtime {
                 let n = data.len() as u64;
                 self.finish_recv(rid, u.env, &data, n);
                 if let Some((dest, sreq)) = ack {
-                    self.reply(dest, CellKind::Ack, sreq, 0);
+                    self.reply(dest, MsgKind::Ack, sreq, 0);
                 }
             }
             Payload::SelfPending { sreq, addr, total } => {
@@ -636,7 +637,7 @@ impl Runtime {
         self.complete(rid);
     }
 
-    fn reply(&mut self, dest: u32, kind: CellKind, sreq: u64, rreq: u64) {
+    fn reply(&mut self, dest: u32, kind: MsgKind, sreq: u64, rreq: u64) {
         if let Some(shm) = self.shm.as_mut() {
             shm.send_or_queue(Outgoing::Reply {
                 dest,
@@ -671,7 +672,7 @@ impl Runtime {
             self.complete(c.rid);
             shm.send_or_queue(Outgoing::Reply {
                 dest: c.src_local,
-                kind: CellKind::Fin,
+                kind: MsgKind::Fin,
                 sreq: c.sreq,
                 rreq: 0,
             });
@@ -816,7 +817,7 @@ impl Runtime {
                 self.complete(rid);
                 shm.send_or_queue(Outgoing::Reply {
                     dest: src_local,
-                    kind: CellKind::Fin,
+                    kind: MsgKind::Fin,
                     sreq,
                     rreq: 0,
                 });
@@ -840,7 +841,7 @@ impl Runtime {
         }
         shm.send_or_queue(Outgoing::Reply {
             dest: src_local,
-            kind: CellKind::Cts,
+            kind: MsgKind::Cts,
             sreq,
             rreq: token,
         });
@@ -892,7 +893,7 @@ impl Runtime {
             self.complete(rid);
             shm.send_or_queue(Outgoing::Reply {
                 dest: src_local,
-                kind: CellKind::Fin,
+                kind: MsgKind::Fin,
                 sreq,
                 rreq: 0,
             });
@@ -914,7 +915,7 @@ impl Runtime {
         }
         shm.send_or_queue(Outgoing::Reply {
             dest: src_local,
-            kind: CellKind::Cts,
+            kind: MsgKind::Cts,
             sreq,
             rreq: token,
         });
@@ -980,8 +981,8 @@ impl Runtime {
 
     fn handle(&mut self, shm: &mut ShmEngine, m: Incoming) {
         match m.kind {
-            CellKind::Eager | CellKind::EagerSync => {
-                let ack = (m.kind == CellKind::EagerSync).then_some((m.src_local, m.sreq));
+            MsgKind::Eager | MsgKind::EagerSync => {
+                let ack = (m.kind == MsgKind::EagerSync).then_some((m.src_local, m.sreq));
                 if let Some(p) = self
                     .matchers
                     .of_msg(m.env.ctx, m.env.src, m.env.tag)
@@ -1013,7 +1014,7 @@ impl Runtime {
                     if let Some((dest, sreq)) = ack {
                         shm.send_or_queue(Outgoing::Reply {
                             dest,
-                            kind: CellKind::Ack,
+                            kind: MsgKind::Ack,
                             sreq,
                             rreq: 0,
                         });
@@ -1030,7 +1031,7 @@ impl Runtime {
                         });
                 }
             }
-            CellKind::Rts => {
+            MsgKind::Rts => {
                 shm.release(m.cell);
                 if let Some(p) = self
                     .matchers
@@ -1064,15 +1065,15 @@ impl Runtime {
                         });
                 }
             }
-            CellKind::Ack | CellKind::Fin => {
+            MsgKind::Ack | MsgKind::Fin => {
                 shm.release(m.cell);
                 self.complete_token(m.sreq);
             }
-            CellKind::Cts => {
+            MsgKind::Cts => {
                 shm.release(m.cell);
                 self.start_stream_for(shm, m.src_local, m.sreq, m.rreq);
             }
-            CellKind::Split => {
+            MsgKind::Split => {
                 shm.release(m.cell);
                 // We are the sender: write our tail of the message into the receiver's buffer.
                 let mut ok = false;
@@ -1099,12 +1100,12 @@ impl Runtime {
                 let rreq = if ok { m.rreq } else { m.rreq | SPLIT_FAILED };
                 shm.send_or_queue(Outgoing::Reply {
                     dest: m.src_local,
-                    kind: CellKind::SplitDone,
+                    kind: MsgKind::SplitDone,
                     sreq: m.sreq,
                     rreq,
                 });
             }
-            CellKind::SplitDone => {
+            MsgKind::SplitDone => {
                 shm.release(m.cell);
                 if let Some(rid) = self.reqs.decode((m.rreq & !SPLIT_FAILED) as usize) {
                     if m.rreq & SPLIT_FAILED != 0 {
@@ -1128,12 +1129,12 @@ impl Runtime {
                 }
                 shm.send_or_queue(Outgoing::Reply {
                     dest: m.src_local,
-                    kind: CellKind::Fin,
+                    kind: MsgKind::Fin,
                     sreq: m.sreq,
                     rreq: 0,
                 });
             }
-            CellKind::Data => {
+            MsgKind::Data => {
                 let data = shm.payload(&m);
                 if let Some(rid) = self.reqs.decode(m.rreq as usize) {
                     let r = self.reqs.get_mut(rid).unwrap();
@@ -1187,7 +1188,8 @@ impl Runtime {
         };
         let r = self.reqs.get(rid).unwrap();
         let layout = r.extra.as_ref().and_then(|e| e.layout.clone());
-        shm.start_stream(dest, sreq, rreq, r.buf as *const u8, r.cap, layout);
+        let gather = layout.map(|l| Box::new(l) as Box<dyn crate::transport::wire::Gather>);
+        shm.start_stream(dest, sreq, rreq, r.buf as *const u8, r.cap, gather);
     }
 }
 
@@ -1202,35 +1204,6 @@ pub unsafe fn raw_slice<'a>(p: *const u8, len: usize) -> &'a [u8] {
     } else {
         // SAFETY: caller guarantee.
         unsafe { std::slice::from_raw_parts(p, len) }
-    }
-}
-
-/// Copies `n` bytes, with inline moves for the small messages that dominate latency-bound
-/// codes (a libc `memcpy` call costs more than the copy below 16 bytes).
-///
-/// # Safety
-/// `src` must be readable and `dst` writable for `n` bytes, and they must not overlap.
-#[inline(always)]
-pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
-    // SAFETY: every access below stays within the first `n` bytes of both buffers.
-    unsafe {
-        if (8..=16).contains(&n) {
-            let a = (src as *const u64).read_unaligned();
-            let b = (src.add(n - 8) as *const u64).read_unaligned();
-            (dst as *mut u64).write_unaligned(a);
-            (dst.add(n - 8) as *mut u64).write_unaligned(b);
-        } else if n > 16 {
-            std::ptr::copy_nonoverlapping(src, dst, n);
-        } else if n >= 4 {
-            let a = (src as *const u32).read_unaligned();
-            let b = (src.add(n - 4) as *const u32).read_unaligned();
-            (dst as *mut u32).write_unaligned(a);
-            (dst.add(n - 4) as *mut u32).write_unaligned(b);
-        } else {
-            for i in 0..n {
-                *dst.add(i) = *src.add(i);
-            }
-        }
     }
 }
 

@@ -91,6 +91,13 @@ impl Layout {
     }
 }
 
+impl crate::transport::wire::Gather for Layout {
+    unsafe fn pack(&self, base: usize, from: usize, out: &mut [u8]) {
+        // SAFETY: forwarded caller guarantee.
+        unsafe { Layout::pack(self, base, from, out) }
+    }
+}
+
 /// How a transfer sees its datatype.
 #[derive(Clone, Debug)]
 pub enum Resolved {

@@ -56,7 +56,7 @@ pub fn lane_count() -> usize {
 pub fn lane_of(ctx: u32) -> usize {
     match LANE_COUNT.load(Ordering::Relaxed) {
         1 => 0,
-        n => (ctx / crate::core::comm::CONTEXTS_PER_ID) as usize % n,
+        n => (ctx / crate::transport::wire::CONTEXTS_PER_ID) as usize % n,
     }
 }
 

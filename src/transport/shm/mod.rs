@@ -16,13 +16,12 @@ pub mod engine_ref;
 pub mod queue;
 pub mod segment;
 
-use crate::core::datatype::Layout;
-use crate::core::error::{MpiError, MpiResult};
-use crate::core::matching::Envelope;
+use crate::error::{MpiError, MpiResult};
 use crate::mpi_abi::consts::*;
 use crate::platform::bootstrap::Bootstrap;
 use crate::platform::{cma, config};
-use segment::{CellHdr, CellKind, Fastbox, Geometry, Segment, FB_PAYLOAD, FB_SLOTS};
+use crate::transport::wire::{copy_bytes, Envelope, Gather, MsgKind};
+use segment::{CellHdr, Fastbox, Geometry, Segment, FB_PAYLOAD, FB_SLOTS};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 
@@ -34,7 +33,7 @@ pub enum Outgoing {
         /// Destination local rank.
         dest: u32,
         /// `Eager`, `EagerSync` or `Rts`.
-        kind: CellKind,
+        kind: MsgKind,
         /// Envelope (source is the sender's communicator rank).
         env: Envelope,
         /// Sender request token.
@@ -78,7 +77,7 @@ pub enum Outgoing {
         /// Destination local rank.
         dest: u32,
         /// The kind.
-        kind: CellKind,
+        kind: MsgKind,
         /// Sender request token.
         sreq: u64,
         /// Receiver request token.
@@ -96,7 +95,7 @@ pub struct Stream {
     total: usize,
     off: usize,
     /// The send buffer is laid out by a derived datatype: cells are packed from it.
-    layout: Option<Layout>,
+    layout: Option<Box<dyn Gather>>,
 }
 
 /// The node transport of one rank.
@@ -169,7 +168,7 @@ pub struct Incoming {
     /// Cell index (release it with [`ShmEngine::release`]).
     pub cell: u32,
     /// Kind.
-    pub kind: CellKind,
+    pub kind: MsgKind,
     /// Sender's local rank.
     pub src_local: u32,
     /// Envelope.
@@ -352,7 +351,7 @@ impl ShmEngine {
         if !self.pending.is_empty() {
             return false;
         }
-        if bytes <= FB_PAYLOAD && self.fastbox_put(dest, CellKind::Eager, env, 0, buf, bytes) {
+        if bytes <= FB_PAYLOAD && self.fastbox_put(dest, MsgKind::Eager, env, 0, buf, bytes) {
             return true;
         }
         self.emit_eager(dest, env, buf, bytes)
@@ -367,7 +366,7 @@ impl ShmEngine {
         }
         self.try_emit(&Outgoing::Msg {
             dest,
-            kind: CellKind::Eager,
+            kind: MsgKind::Eager,
             env,
             sreq: 0,
             buf,
@@ -403,7 +402,7 @@ impl ShmEngine {
         rreq: u64,
         buf: *const u8,
         total: usize,
-        layout: Option<Layout>,
+        layout: Option<Box<dyn Gather>>,
     ) {
         self.streams.push(Stream {
             dest,
@@ -430,7 +429,7 @@ impl ShmEngine {
         else {
             return false;
         };
-        if kind == CellKind::Rts || bytes > FB_PAYLOAD {
+        if kind == MsgKind::Rts || bytes > FB_PAYLOAD {
             return false;
         }
         self.fastbox_put(dest, kind, env, sreq, buf, bytes)
@@ -443,7 +442,7 @@ impl ShmEngine {
     fn fastbox_put(
         &mut self,
         dest: u32,
-        kind: CellKind,
+        kind: MsgKind,
         env: Envelope,
         sreq: u64,
         buf: *const u8,
@@ -469,7 +468,7 @@ impl ShmEngine {
             (*fb).ctx = env.ctx;
             (*fb).len = bytes as u32;
             (*fb).sreq = sreq;
-            crate::core::p2p::copy_bytes(buf, (*fb).payload.as_mut_ptr(), bytes);
+            copy_bytes(buf, (*fb).payload.as_mut_ptr(), bytes);
             (*fb).full.store(1, Ordering::Release);
         }
         self.fb_send[dest as usize] = slot.wrapping_add(1);
@@ -499,7 +498,7 @@ impl ShmEngine {
                     let seq = self.send_seq[dest as usize];
                     self.send_seq[dest as usize] = seq.wrapping_add(1);
                     (*h).seq = seq;
-                    if kind != CellKind::Rts {
+                    if kind != MsgKind::Rts {
                         (*h).len = bytes as u32;
                         if bytes > 0 {
                             std::ptr::copy_nonoverlapping(buf, self.seg.payload(c), bytes);
@@ -515,7 +514,7 @@ impl ShmEngine {
                     total,
                     nseg,
                 } => {
-                    write_hdr(h, CellKind::Rts, self.me, &env, 0, total, sreq, nseg, addr);
+                    write_hdr(h, MsgKind::Rts, self.me, &env, 0, total, sreq, nseg, addr);
                     let seq = self.send_seq[dest as usize];
                     self.send_seq[dest as usize] = seq.wrapping_add(1);
                     (*h).seq = seq;
@@ -530,7 +529,7 @@ impl ShmEngine {
                 } => {
                     write_hdr(
                         h,
-                        CellKind::Split,
+                        MsgKind::Split,
                         self.me,
                         &Envelope {
                             ctx: 0,
@@ -583,7 +582,7 @@ impl ShmEngine {
                 break;
             }
             if let Outgoing::Msg {
-                kind: CellKind::Eager,
+                kind: MsgKind::Eager,
                 sreq,
                 ..
             } = o
@@ -608,7 +607,7 @@ impl ShmEngine {
                 unsafe {
                     write_hdr(
                         h,
-                        CellKind::Data,
+                        MsgKind::Data,
                         me,
                         &Envelope {
                             ctx: 0,
@@ -690,10 +689,7 @@ impl ShmEngine {
     /// kept for the polls after them.
     #[inline]
     fn in_sequence(&mut self, m: Incoming) -> Incoming {
-        if matches!(
-            m.kind,
-            CellKind::Eager | CellKind::EagerSync | CellKind::Rts
-        ) {
+        if matches!(m.kind, MsgKind::Eager | MsgKind::EagerSync | MsgKind::Rts) {
             let src = m.src_local;
             if m.seq != self.recv_seq[src as usize] {
                 let Some(fb) = self.take_fastbox(src) else {
@@ -751,7 +747,7 @@ impl ShmEngine {
         );
         Some(Incoming {
             cell: fb_cell(src, self.seg.fb_index(slot)),
-            kind: CellKind::from_u32(f.kind).unwrap_or(CellKind::Eager),
+            kind: MsgKind::from_u32(f.kind).unwrap_or(MsgKind::Eager),
             src_local: src,
             env: Envelope {
                 ctx: f.ctx,
@@ -809,7 +805,7 @@ impl ShmEngine {
         // SAFETY: the cell was handed to us by the queue; its header was written before the
         // producer's release store that the pop acquired.
         let h = unsafe { &*self.seg.cell(c) };
-        let kind = CellKind::from_u32(h.kind).unwrap_or(CellKind::Eager);
+        let kind = MsgKind::from_u32(h.kind).unwrap_or(MsgKind::Eager);
         Some(Incoming {
             cell: c,
             kind,
@@ -949,7 +945,7 @@ impl ShmEngine {
 #[inline]
 unsafe fn write_hdr(
     h: *mut CellHdr,
-    kind: CellKind,
+    kind: MsgKind,
     me: u32,
     env: &Envelope,
     len: u32,
@@ -1177,11 +1173,11 @@ mod tests {
                                 tag: t,
                             };
                             let kind = if rnd(50) == 0 {
-                                CellKind::EagerSync
+                                MsgKind::EagerSync
                             } else {
-                                CellKind::Eager
+                                MsgKind::Eager
                             };
-                            if kind == CellKind::Eager
+                            if kind == MsgKind::Eager
                                 && rnd(2) == 0
                                 && e.send_eager_now(0, env, data.as_ptr(), data.len())
                             {
@@ -1255,7 +1251,7 @@ mod tests {
     fn msg(tag: i32, data: &[u8]) -> Outgoing {
         Outgoing::Msg {
             dest: 1,
-            kind: CellKind::Eager,
+            kind: MsgKind::Eager,
             env: Envelope {
                 ctx: 0,
                 src: 0,
@@ -1391,19 +1387,12 @@ mod tests {
         };
         // Ring-only sends (`send_eager_now` would spill into cells once the ring is full).
         let mut sent = 0;
-        while a.fastbox_put(
-            1,
-            CellKind::Eager,
-            env(sent),
-            0,
-            small.as_ptr(),
-            small.len(),
-        ) {
+        while a.fastbox_put(1, MsgKind::Eager, env(sent), 0, small.as_ptr(), small.len()) {
             sent += 1;
         }
         a.send_or_queue(Outgoing::Reply {
             dest: 1,
-            kind: CellKind::Ack,
+            kind: MsgKind::Ack,
             sreq: 77,
             rreq: 0,
         });
@@ -1413,7 +1402,7 @@ mod tests {
             let m = b.poll().expect("the ring is kept full");
             polls += 1;
             b.release(m.cell);
-            if m.kind == CellKind::Ack {
+            if m.kind == MsgKind::Ack {
                 assert_eq!(m.sreq, 77);
                 break;
             }
@@ -1422,14 +1411,7 @@ mod tests {
                 "the reply waited behind {polls} ring messages"
             );
             // Refill the slot just released.
-            while a.fastbox_put(
-                1,
-                CellKind::Eager,
-                env(sent),
-                0,
-                small.as_ptr(),
-                small.len(),
-            ) {
+            while a.fastbox_put(1, MsgKind::Eager, env(sent), 0, small.as_ptr(), small.len()) {
                 sent += 1;
             }
         }

@@ -57,57 +57,12 @@ pub struct RankSlot {
     _pad: [u8; 36],
 }
 
-/// Message kinds carried by cells.
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CellKind {
-    /// Whole message in the cell.
-    Eager = 1,
-    /// Whole message in the cell; the receiver acknowledges the match (synchronous send).
-    EagerSync = 2,
-    /// Request to send: large message; `addr` is the sender's buffer.
-    Rts = 3,
-    /// Receiver to sender: the synchronous eager message `sreq` was matched.
-    Ack = 4,
-    /// Receiver to sender: rendezvous `sreq` is finished (data copied).
-    Fin = 5,
-    /// Receiver to sender: matched rendezvous `sreq`; stream the data to `rreq` through cells.
-    Cts = 6,
-    /// Sender to receiver: a chunk of a streamed rendezvous message at offset `addr`.
-    Data = 7,
-    /// Receiver to a waiting sender: copy bytes [split_point(total), total) of rendezvous
-    /// `sreq` into the receive buffer at `addr` yourself (with `process_vm_writev`) while the
-    /// receiver reads the first part: two cores copy one message.
-    Split = 8,
-    /// Sender to receiver: its part of split rendezvous `rreq` is written (`addr` = 0) or
-    /// could not be (`addr` = 1: the receiver copies it).
-    SplitDone = 9,
-}
-
-impl CellKind {
-    /// Decodes a kind word.
-    pub fn from_u32(v: u32) -> Option<Self> {
-        Some(match v {
-            1 => Self::Eager,
-            2 => Self::EagerSync,
-            3 => Self::Rts,
-            4 => Self::Ack,
-            5 => Self::Fin,
-            6 => Self::Cts,
-            7 => Self::Data,
-            8 => Self::Split,
-            9 => Self::SplitDone,
-            _ => return None,
-        })
-    }
-}
-
 /// Header of every cell; the payload follows it.
 #[repr(C)]
 pub struct CellHdr {
     /// Queue link.
     pub next: AtomicU32,
-    /// [`CellKind`] as a word.
+    /// [`MsgKind`](crate::transport::wire::MsgKind) as a word.
     pub kind: u32,
     /// Local rank of the sender (replies go there).
     pub src_local: u32,
@@ -168,7 +123,7 @@ pub struct Fastbox {
     pub full: AtomicU32,
     /// Sequence number (see [`CellHdr::seq`]).
     pub seq: u32,
-    /// [`CellKind`]: `Eager` or `EagerSync`.
+    /// [`MsgKind`](crate::transport::wire::MsgKind): `Eager` or `EagerSync`.
     pub kind: u32,
     /// Sender's rank in the communicator.
     pub src_rank: i32,

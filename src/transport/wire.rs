@@ -1,0 +1,103 @@
+//! What the point-to-point protocols put on the wire, whichever transport carries it: the
+//! envelope of a message, the kinds of protocol messages, how contexts are numbered, and the
+//! byte copy every path uses. The transports and the core both name these; they import
+//! nothing from the core.
+
+/// Who sent a message, on which context, with which tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Envelope {
+    /// Context id.
+    pub ctx: u32,
+    /// Source rank in the communicator.
+    pub src: i32,
+    /// Tag.
+    pub tag: i32,
+}
+
+/// The bytes of a send buffer laid out by a derived datatype, as a transport packs them
+/// into its own buffers (the core's datatype layouts implement it).
+pub trait Gather: std::fmt::Debug {
+    /// Packs bytes `[from, from + out.len())` of the transfer whose buffer is at `base`.
+    ///
+    /// # Safety
+    /// `base` is the buffer of a valid transfer of this layout (readable).
+    unsafe fn pack(&self, base: usize, from: usize, out: &mut [u8]);
+}
+
+/// Wire contexts per context id (a communicator's point-to-point, collective and other
+/// traffic each have their own).
+pub const CONTEXTS_PER_ID: u32 = 4;
+
+/// The point-to-point protocol's message kinds (the node transport carries one per cell).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MsgKind {
+    /// Whole message in the cell.
+    Eager = 1,
+    /// Whole message in the cell; the receiver acknowledges the match (synchronous send).
+    EagerSync = 2,
+    /// Request to send: large message; `addr` is the sender's buffer.
+    Rts = 3,
+    /// Receiver to sender: the synchronous eager message `sreq` was matched.
+    Ack = 4,
+    /// Receiver to sender: rendezvous `sreq` is finished (data copied).
+    Fin = 5,
+    /// Receiver to sender: matched rendezvous `sreq`; stream the data to `rreq` through cells.
+    Cts = 6,
+    /// Sender to receiver: a chunk of a streamed rendezvous message at offset `addr`.
+    Data = 7,
+    /// Receiver to a waiting sender: copy bytes [split_point(total), total) of rendezvous
+    /// `sreq` into the receive buffer at `addr` yourself (with `process_vm_writev`) while the
+    /// receiver reads the first part: two cores copy one message.
+    Split = 8,
+    /// Sender to receiver: its part of split rendezvous `rreq` is written (`addr` = 0) or
+    /// could not be (`addr` = 1: the receiver copies it).
+    SplitDone = 9,
+}
+
+impl MsgKind {
+    /// Decodes a kind word.
+    pub fn from_u32(v: u32) -> Option<Self> {
+        Some(match v {
+            1 => Self::Eager,
+            2 => Self::EagerSync,
+            3 => Self::Rts,
+            4 => Self::Ack,
+            5 => Self::Fin,
+            6 => Self::Cts,
+            7 => Self::Data,
+            8 => Self::Split,
+            9 => Self::SplitDone,
+            _ => return None,
+        })
+    }
+}
+
+/// Copies `n` bytes, with inline moves for the small messages that dominate latency-bound
+/// codes (a libc `memcpy` call costs more than the copy below 16 bytes).
+///
+/// # Safety
+/// `src` must be readable and `dst` writable for `n` bytes, and they must not overlap.
+#[inline(always)]
+pub unsafe fn copy_bytes(src: *const u8, dst: *mut u8, n: usize) {
+    // SAFETY: every access below stays within the first `n` bytes of both buffers.
+    unsafe {
+        if (8..=16).contains(&n) {
+            let a = (src as *const u64).read_unaligned();
+            let b = (src.add(n - 8) as *const u64).read_unaligned();
+            (dst as *mut u64).write_unaligned(a);
+            (dst.add(n - 8) as *mut u64).write_unaligned(b);
+        } else if n > 16 {
+            std::ptr::copy_nonoverlapping(src, dst, n);
+        } else if n >= 4 {
+            let a = (src as *const u32).read_unaligned();
+            let b = (src.add(n - 4) as *const u32).read_unaligned();
+            (dst as *mut u32).write_unaligned(a);
+            (dst.add(n - 4) as *mut u32).write_unaligned(b);
+        } else {
+            for i in 0..n {
+                *dst.add(i) = *src.add(i);
+            }
+        }
+    }
+}
