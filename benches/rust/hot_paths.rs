@@ -19,10 +19,10 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use hympi::abi::consts::{MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_DOUBLE};
 use hympi::core::datatype::engine::{self, Prog};
-use hympi::core::matching::{Envelope, Matcher, Pattern, Payload, Posted, Unexpected};
+use hympi::core::objects::slab::{kind, Slab};
 use hympi::core::op::{builtin_kernel, Builtin};
-use hympi::core::slab::{kind, Slab};
-use hympi::core::vci::{self, Pool};
+use hympi::core::p2p::matching::{Envelope, Matcher, Pattern, Payload, Posted, Unexpected};
+use hympi::core::threads::vci::{self, Pool};
 use hympi::transport::shm::queue::{AtomicU32, Links, MpscQueue, NIL};
 use std::hint::black_box;
 

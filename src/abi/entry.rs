@@ -22,7 +22,7 @@ impl Outcome for Result<(), MpiError> {
     fn into_code(self, name: &'static str, obj: ErrObj) -> i32 {
         match self {
             Ok(()) => 0,
-            Err(e) => crate::core::errhandler::raise(name, obj, e),
+            Err(e) => crate::core::objects::errhandler::raise(name, obj, e),
         }
     }
 }
@@ -41,7 +41,7 @@ impl Outcome for Code {
 }
 
 /// A final return code (as [`Code`]) from a body that cannot panic: a leaf fast path
-/// (`crate::core::leaf`: no indexing that can fail, no allocation, no call that can unwind)
+/// (`crate::core::p2p::leaf`: no indexing that can fail, no allocation, no call that can unwind)
 /// whose other cases jump to out-of-line entries that catch their own panics. [`call`] runs
 /// it without a catch, so that the compiled entry needs no landing pad and its jumps stay
 /// jumps. Were it to panic after all, the unwind would stop at the C boundary, which aborts
@@ -66,7 +66,9 @@ pub fn call<R: Outcome>(name: &'static str, obj: ErrObj, body: impl FnOnce() -> 
     }
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r.into_code(name, obj),
-        Err(panic) => crate::core::errhandler::raise(name, obj, MpiError::from_panic(panic)),
+        Err(panic) => {
+            crate::core::objects::errhandler::raise(name, obj, MpiError::from_panic(panic))
+        }
     }
 }
 
@@ -81,11 +83,15 @@ pub fn call_value<T: Fallback>(
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(v)) => v,
         Ok(Err(e)) => {
-            crate::core::errhandler::raise(name, ErrObj::None, e);
+            crate::core::objects::errhandler::raise(name, ErrObj::None, e);
             T::fallback()
         }
         Err(panic) => {
-            crate::core::errhandler::raise(name, ErrObj::None, MpiError::from_panic(panic));
+            crate::core::objects::errhandler::raise(
+                name,
+                ErrObj::None,
+                MpiError::from_panic(panic),
+            );
             T::fallback()
         }
     }

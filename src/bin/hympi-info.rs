@@ -11,7 +11,7 @@ mod wrapper;
 use hympi::abi::consts::{
     MPI_ABI_SUBVERSION, MPI_ABI_VERSION, MPI_SUBVERSION, MPI_THREAD_MULTIPLE, MPI_VERSION,
 };
-use hympi::platform::config::KNOBS;
+use hympi::platform::config::{COLL_ALGORITHM_KNOBS, KNOBS};
 use std::fmt::Write as _;
 
 /// The report, built from the layout and a view of the environment.
@@ -114,7 +114,11 @@ fn report(layout: &wrapper::Layout, env: &[(String, String)]) -> String {
     }
     let others: Vec<_> = env
         .iter()
-        .filter(|(k, _)| k.starts_with("HYMPI_") && !KNOBS.iter().any(|n| n.name == k))
+        .filter(|(k, _)| {
+            k.starts_with("HYMPI_")
+                && !KNOBS.iter().any(|n| n.name == k)
+                && !COLL_ALGORITHM_KNOBS.iter().any(|c| c.1 == k)
+        })
         .collect();
     if !others.is_empty() {
         let _ = writeln!(s, "other HYMPI_* variables set:");
@@ -131,6 +135,11 @@ fn main() {
         .is_some_and(|a| a == "--version" || a == "-V")
     {
         println!("hympi {}", env!("CARGO_PKG_VERSION"));
+        return;
+    }
+    if std::env::args().nth(1).is_some_and(|a| a == "--knob-table") {
+        // The README's knob table, from the knob registry.
+        print!("{}", hympi::platform::config::markdown_table());
         return;
     }
     let layout = wrapper::own_layout("hympi-info");

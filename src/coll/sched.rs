@@ -15,8 +15,8 @@
 use crate::core::datatype::{Layout, TypeInfo};
 use crate::core::error::{fail, MpiResult};
 use crate::core::op::Reducer;
+use crate::core::p2p::request::{ReqKind, SendMode};
 use crate::core::p2p::{RecvArgs, SendArgs, INTERNAL_TAG_MAX};
-use crate::core::request::{ReqKind, SendMode};
 use crate::core::runtime::{self, Background, Runtime};
 use crate::mpi_abi::consts::*;
 use std::fmt::Write as _;
@@ -340,7 +340,7 @@ impl Schedule {
             self.post_round(rt)?;
         }
         while self.current < self.rounds.len() {
-            if !crate::core::team::all_done(rt, &self.pending)? {
+            if !crate::core::objects::team::all_done(rt, &self.pending)? {
                 return Ok(false);
             }
             self.pending.clear();
@@ -496,7 +496,7 @@ pub fn start_persistent(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
     }
     r.set_active(true);
     r.set_done(false);
-    r.status = crate::core::request::Status::EMPTY;
+    r.status = crate::core::p2p::request::Status::EMPTY;
     rt.background.push(Box::new(ScheduleOp::new(s, rid, true)));
     let _ = rt.poll_background();
     Ok(true)

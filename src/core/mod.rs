@@ -1,35 +1,16 @@
-//! The MPI core: safe Rust semantics behind the C boundary.
-pub mod async_progress;
-pub mod attr;
-pub mod bsend;
-pub mod comm;
-pub mod comm_build;
-pub mod context;
-pub mod copy_choice;
-pub mod csync;
-pub mod datatype;
-pub mod endpoints;
-pub mod errhandler;
+//! The MPI core: safe Rust semantics behind the C boundary, in rooms by concern:
+//! - [`runtime`]: the process-wide state (init, finalize, progress) and the tool interface;
+//! - [`p2p`]: point-to-point protocols, matching, requests and their fast paths;
+//! - [`threads`]: VCIs, their locks and the thread-safety models, endpoints, streams,
+//!   stealing-aware waits, asynchronous progress;
+//! - [`objects`]: communicators and their construction, groups, info, attributes, error
+//!   handlers, topologies, handle tables;
+//! - [`datatype`] and [`op`]: derived datatypes and reduction operations.
 pub use crate::error;
-pub mod fastpath;
-pub mod group;
-pub mod hwtopo;
-pub mod info;
-pub mod leaf;
-pub mod lockq;
-pub mod matching;
-pub mod offload;
+
+pub mod datatype;
+pub mod objects;
 pub mod op;
 pub mod p2p;
-pub mod part;
-pub mod request;
 pub mod runtime;
-pub mod slab;
-pub mod spread;
-pub mod steal;
-pub mod stream;
-pub mod team;
-pub mod tool;
-pub mod topo;
-pub mod vci;
-pub mod vci_lock;
+pub mod threads;

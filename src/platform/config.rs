@@ -1,60 +1,425 @@
-//! Every `HYMPI_*` environment variable, declared once with its type, default and meaning.
-//! `hympi-info` prints this table; the library reads its values at `MPI_Init`.
+//! Every `HYMPI_*` environment variable, declared once ([`KNOBS`]): name, type and range,
+//! default, tool-interface category and verbosity, and meaning. Reads go through [`Knob`]
+//! (a mistyped knob is a compile error) and parse and clamp here; an unparsable value is
+//! reported once on stderr and the default used. `hympi-info`, the tool interface
+//! (`MPI_T_cvar_*`) and the README's knob table ([`markdown_table`]; a test keeps it current)
+//! come from the same table.
 
-/// One knob.
-pub struct Knob {
+/// A knob.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Knob {
+    /// `HYMPI_CMA`.
+    Cma,
+    /// `HYMPI_EAGER_MAX`.
+    EagerMax,
+    /// `HYMPI_SHM_CELLS`.
+    ShmCells,
+    /// `HYMPI_SHM_LANES`.
+    ShmLanes,
+    /// `HYMPI_SHM_CELL_SIZE`.
+    ShmCellSize,
+    /// `HYMPI_CMA_SPLIT_MIN`.
+    CmaSplitMin,
+    /// `HYMPI_STREAM_MAX`.
+    StreamMax,
+    /// `HYMPI_DT_IOV_MIN`.
+    DtIovMin,
+    /// `HYMPI_THREAD_MODEL`.
+    ThreadModel,
+    /// `HYMPI_NUM_VCIS`.
+    NumVcis,
+    /// `HYMPI_STEAL`.
+    Steal,
+    /// `HYMPI_STEAL_MIN`.
+    StealMin,
+    /// `HYMPI_STEAL_CHUNK`.
+    StealChunk,
+    /// `HYMPI_STATS`.
+    Stats,
+    /// `HYMPI_ASYNC_PROGRESS`.
+    AsyncProgress,
+    /// `HYMPI_COLL_TUNING_FILE`.
+    CollTuningFile,
+    /// `HYMPI_<COLL>_ALGORITHM`.
+    CollAlgorithm,
+    /// `HYMPI_SPIN`.
+    Spin,
+}
+
+/// What values a knob takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// 0 (off) or any other integer (on).
+    Flag,
+    /// An integer, clamped to `[min, max]`.
+    Int {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// `auto` or an integer clamped to `[min, max]`.
+    AutoInt {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// `off` or an integer clamped to `[min, max]`.
+    OffInt {
+        /// Smallest value.
+        min: i64,
+        /// Largest value.
+        max: i64,
+    },
+    /// Text, checked by its reader.
+    Text,
+}
+
+/// The tool interface's category of a knob (`MPI_T_category_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Category {
+    /// How bytes move on the node.
+    Transport,
+    /// Thread models, VCIs, waiting.
+    Threads,
+    /// Stealing-aware waits.
+    Stealing,
+    /// Collective algorithms.
+    Collectives,
+}
+
+/// The tool interface's verbosity of a knob (`MPI_T_VERBOSITY_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verbosity {
+    /// For every user.
+    UserBasic,
+    /// For tuning, basic.
+    TunerBasic,
+    /// For tuning, detailed.
+    TunerDetail,
+}
+
+/// The declaration of one knob.
+#[derive(Debug)]
+pub struct KnobSpec {
+    /// The knob.
+    pub knob: Knob,
     /// Environment variable name.
     pub name: &'static str,
+    /// Its values.
+    pub kind: Kind,
     /// Default value (as text).
     pub default: &'static str,
+    /// Tool-interface category.
+    pub category: Category,
+    /// Tool-interface verbosity.
+    pub verbosity: Verbosity,
     /// What it does.
     pub doc: &'static str,
 }
 
-/// All knobs known to hympi.
-pub const KNOBS: &[Knob] = &[
-    Knob { name: "HYMPI_CMA", default: "1", doc: "1: single-copy large transfers with process_vm_readv when the kernel allows it; 0: pipelined copies through shared-memory cells" },
-    Knob { name: "HYMPI_EAGER_MAX", default: "16320", doc: "largest message (bytes) sent eagerly in one shared-memory cell; larger ones use rendezvous (capped by the cell payload)" },
-    Knob { name: "HYMPI_SHM_CELLS", default: "64", doc: "shared-memory cells owned by each local rank" },
-    Knob { name: "HYMPI_SHM_LANES", default: "auto", doc: "independent lanes of the node transport (segments with their own cells and queues; a context id always uses lane id % lanes), as chosen by local rank 0 (auto: its VCIs at MPI_THREAD_MULTIPLE, else 1; at most 16)" },
-    Knob { name: "HYMPI_SHM_CELL_SIZE", default: "16384", doc: "bytes per shared-memory cell (header included)" },
-    Knob { name: "HYMPI_CMA_SPLIT_MIN", default: "262144", doc: "rendezvous messages of at least this many bytes are copied by both ranks at once when the sender is waiting (its half with process_vm_writev); 0 turns splitting off" },
-    Knob { name: "HYMPI_STREAM_MAX", default: "auto", doc: "how a contiguous rendezvous from a waiting node peer is copied: streamed through shared-memory cells (two copies, on the two ranks' cores at once) or read with CMA. auto: the receiver measures both per power-of-two size class and takes the faster (core::copy_choice; one VM streamed 1 MiB at 51 against 30 GB/s, another read it with CMA at 49 against 16); a size: streamed up to it, CMA above; 0: never streamed" },
-    Knob { name: "HYMPI_DT_IOV_MIN", default: "off", doc: "large noncontiguous sends whose contiguous pieces average at least this many bytes are copied by one vectored process_vm_readv from the sender's segments (one copy on one core; each remote segment costs a page pinning, ~0.5 us); off: every large noncontiguous send is packed through shared-memory cells while the receiver unpacks (two copies on two cores, measured 2-4x faster than the vectored read at every segment size, also with both ranks on one CPU)" },
-    Knob { name: "HYMPI_THREAD_MODEL", default: "vci", doc: "thread-safety model at MPI_THREAD_MULTIPLE: vci (a lock per VCI), global (one VCI, one lock for every call), lockq (a lock per VCI, tried: a nonblocking Isend/Irecv that misses it queues its operation for the lock holder and returns), csync (a lock per VCI behind a combining queue: the thread at its head runs the operations announced behind it) or offload (a communication thread runs every Isend/Irecv the application threads post to it); unknown names fall back to vci with a warning" },
-    Knob { name: "HYMPI_NUM_VCIS", default: "auto", doc: "VCIs (per-VCI locks, request tables and matching queues) at MPI_THREAD_MULTIPLE (auto: the CPUs this process may run on, at most 64; below MULTIPLE always 1)" },
-    Knob { name: "HYMPI_STEAL", default: "1", doc: "1: at MPI_THREAD_MULTIPLE, a large single-copy receive becomes chunks that threads waiting inside MPI copy in parallel (stealing-aware waits) when another thread of the process is waiting; 0: off" },
-    Knob { name: "HYMPI_STEAL_MIN", default: "1048576", doc: "smallest receive (bytes) cut into stealable chunks" },
-    Knob { name: "HYMPI_STEAL_CHUNK", default: "0", doc: "chunk size (bytes) of stealable copies; 0: a quarter of the message, between 256 KiB and 1 MiB" },
-    Knob { name: "HYMPI_STATS", default: "0", doc: "1: each rank prints its stealing statistics (stealable copies, chunks, chunks copied by waiting threads) to stderr at MPI_Finalize" },
-    Knob { name: "HYMPI_ASYNC_PROGRESS", default: "0", doc: "1: a library thread progresses communication while the application computes (the runtime then locks as at MPI_THREAD_MULTIPLE whatever the thread level)" },
-    Knob { name: "HYMPI_COLL_TUNING_FILE", default: "", doc: "JSON table (MPICH's condition grammar) choosing collective algorithms; its matching rules win over the built-in table (docs/collectives.md)" },
-    Knob { name: "HYMPI_<COLL>_ALGORITHM", default: "auto", doc: "forces the algorithm of one collective, e.g. HYMPI_BCAST_ALGORITHM=knomial:k=4 or HYMPI_ALLREDUCE_ALGORITHM=ring (names in docs/collectives.md)" },
-    Knob { name: "HYMPI_SPIN", default: "auto", doc: "empty polls before a waiting thread yields the CPU (auto: 2000; 64 at MPI_THREAD_MULTIPLE when the process has one CPU of the node; 1 when oversubscribed)" },
+/// Every knob, in the order of [`Knob`] (a test checks it).
+pub const KNOBS: &[KnobSpec] = &[
+    KnobSpec {
+        knob: Knob::Cma,
+        name: "HYMPI_CMA",
+        kind: Kind::Flag,
+        default: "1",
+        category: Category::Transport,
+        verbosity: Verbosity::UserBasic,
+        doc: "1: single-copy large transfers with process_vm_readv when the kernel allows it; 0: pipelined copies through shared-memory cells",
+    },
+    KnobSpec {
+        knob: Knob::EagerMax,
+        name: "HYMPI_EAGER_MAX",
+        kind: Kind::Int { min: 0, max: i64::MAX },
+        default: "16320",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerBasic,
+        doc: "largest message (bytes) sent eagerly in one shared-memory cell; larger ones use rendezvous (capped by the cell payload)",
+    },
+    KnobSpec {
+        knob: Knob::ShmCells,
+        name: "HYMPI_SHM_CELLS",
+        kind: Kind::Int { min: 4, max: 1 << 16 },
+        default: "64",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerDetail,
+        doc: "shared-memory cells owned by each local rank",
+    },
+    KnobSpec {
+        knob: Knob::ShmLanes,
+        name: "HYMPI_SHM_LANES",
+        kind: Kind::AutoInt { min: 1, max: 16 },
+        default: "auto",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerDetail,
+        doc: "independent lanes of the node transport (segments with their own cells and queues; a context id always uses lane id % lanes), as chosen by local rank 0 (auto: its VCIs at MPI_THREAD_MULTIPLE, else 1; at most 16)",
+    },
+    KnobSpec {
+        knob: Knob::ShmCellSize,
+        name: "HYMPI_SHM_CELL_SIZE",
+        kind: Kind::Int { min: 1024, max: 1 << 22 },
+        default: "16384",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerDetail,
+        doc: "bytes per shared-memory cell (header included)",
+    },
+    KnobSpec {
+        knob: Knob::CmaSplitMin,
+        name: "HYMPI_CMA_SPLIT_MIN",
+        kind: Kind::Int { min: 0, max: i64::MAX },
+        default: "262144",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerDetail,
+        doc: "rendezvous messages of at least this many bytes are copied by both ranks at once when the sender is waiting (its half with process_vm_writev); 0 turns splitting off",
+    },
+    KnobSpec {
+        knob: Knob::StreamMax,
+        name: "HYMPI_STREAM_MAX",
+        kind: Kind::AutoInt { min: 0, max: i64::MAX },
+        default: "auto",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerBasic,
+        doc: "how a contiguous rendezvous from a waiting node peer is copied: streamed through shared-memory cells (two copies, on the two ranks' cores at once) or read with CMA. auto: the receiver measures both per power-of-two size class and takes the faster (core::p2p::copy_choice; one VM streamed 1 MiB at 51 against 30 GB/s, another read it with CMA at 49 against 16); a size: streamed up to it, CMA above; 0: never streamed",
+    },
+    KnobSpec {
+        knob: Knob::DtIovMin,
+        name: "HYMPI_DT_IOV_MIN",
+        kind: Kind::OffInt { min: 0, max: i64::MAX },
+        default: "off",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerDetail,
+        doc: "large noncontiguous sends whose contiguous pieces average at least this many bytes are copied by one vectored process_vm_readv from the sender's segments (one copy on one core; each remote segment costs a page pinning, ~0.5 us); off: every large noncontiguous send is packed through shared-memory cells while the receiver unpacks (two copies on two cores, measured 2-4x faster than the vectored read at every segment size, also with both ranks on one CPU)",
+    },
+    KnobSpec {
+        knob: Knob::ThreadModel,
+        name: "HYMPI_THREAD_MODEL",
+        kind: Kind::Text,
+        default: "vci",
+        category: Category::Threads,
+        verbosity: Verbosity::UserBasic,
+        doc: "thread-safety model at MPI_THREAD_MULTIPLE: vci (a lock per VCI), global (one VCI, one lock for every call), lockq (a lock per VCI, tried: a nonblocking Isend/Irecv that misses it queues its operation for the lock holder and returns), csync (a lock per VCI behind a combining queue: the thread at its head runs the operations announced behind it) or offload (a communication thread runs every Isend/Irecv the application threads post to it); unknown names fall back to vci with a warning",
+    },
+    KnobSpec {
+        knob: Knob::NumVcis,
+        name: "HYMPI_NUM_VCIS",
+        kind: Kind::AutoInt { min: 1, max: 64 },
+        default: "auto",
+        category: Category::Threads,
+        verbosity: Verbosity::TunerBasic,
+        doc: "VCIs (per-VCI locks, request tables and matching queues) at MPI_THREAD_MULTIPLE (auto: the CPUs this process may run on, at most 64; below MULTIPLE always 1)",
+    },
+    KnobSpec {
+        knob: Knob::Steal,
+        name: "HYMPI_STEAL",
+        kind: Kind::Flag,
+        default: "1",
+        category: Category::Stealing,
+        verbosity: Verbosity::UserBasic,
+        doc: "1: at MPI_THREAD_MULTIPLE, a large single-copy receive becomes chunks that threads waiting inside MPI copy in parallel (stealing-aware waits) when another thread of the process is waiting; 0: off",
+    },
+    KnobSpec {
+        knob: Knob::StealMin,
+        name: "HYMPI_STEAL_MIN",
+        kind: Kind::Int { min: 1, max: i64::MAX },
+        default: "1048576",
+        category: Category::Stealing,
+        verbosity: Verbosity::TunerBasic,
+        doc: "smallest receive (bytes) cut into stealable chunks",
+    },
+    KnobSpec {
+        knob: Knob::StealChunk,
+        name: "HYMPI_STEAL_CHUNK",
+        kind: Kind::Int { min: 0, max: i64::MAX },
+        default: "0",
+        category: Category::Stealing,
+        verbosity: Verbosity::TunerDetail,
+        doc: "chunk size (bytes) of stealable copies; 0: a quarter of the message, between 256 KiB and 1 MiB",
+    },
+    KnobSpec {
+        knob: Knob::Stats,
+        name: "HYMPI_STATS",
+        kind: Kind::Flag,
+        default: "0",
+        category: Category::Stealing,
+        verbosity: Verbosity::UserBasic,
+        doc: "1: each rank prints its stealing statistics (stealable copies, chunks, chunks copied by waiting threads) to stderr at MPI_Finalize",
+    },
+    KnobSpec {
+        knob: Knob::AsyncProgress,
+        name: "HYMPI_ASYNC_PROGRESS",
+        kind: Kind::Flag,
+        default: "0",
+        category: Category::Threads,
+        verbosity: Verbosity::UserBasic,
+        doc: "1: a library thread progresses communication while the application computes (the runtime then locks as at MPI_THREAD_MULTIPLE whatever the thread level)",
+    },
+    KnobSpec {
+        knob: Knob::CollTuningFile,
+        name: "HYMPI_COLL_TUNING_FILE",
+        kind: Kind::Text,
+        default: "",
+        category: Category::Collectives,
+        verbosity: Verbosity::TunerBasic,
+        doc: "JSON table (MPICH's condition grammar) choosing collective algorithms; its matching rules win over the built-in table (docs/collectives.md)",
+    },
+    KnobSpec {
+        knob: Knob::CollAlgorithm,
+        name: "HYMPI_<COLL>_ALGORITHM",
+        kind: Kind::Text,
+        default: "auto",
+        category: Category::Collectives,
+        verbosity: Verbosity::TunerBasic,
+        doc: "forces the algorithm of one collective, e.g. HYMPI_BCAST_ALGORITHM=knomial:k=4 or HYMPI_ALLREDUCE_ALGORITHM=ring (names in docs/collectives.md)",
+    },
+    KnobSpec {
+        knob: Knob::Spin,
+        name: "HYMPI_SPIN",
+        kind: Kind::AutoInt { min: 0, max: i64::MAX },
+        default: "auto",
+        category: Category::Threads,
+        verbosity: Verbosity::TunerDetail,
+        doc: "empty polls before a waiting thread yields the CPU (auto: 2000; 64 at MPI_THREAD_MULTIPLE when the process has one CPU of the node; 1 when oversubscribed)",
+    },
 ];
 
-/// Reads an integer knob, falling back to its default when unset or unparsable.
-pub fn int(name: &str) -> i64 {
-    let default = KNOBS
-        .iter()
-        .find(|k| k.name == name)
-        .map(|k| k.default)
-        .unwrap_or("0");
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .or_else(|| default.parse().ok())
-        .unwrap_or(0)
+/// What an `auto`/`off`-or-integer knob is set to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Setting {
+    /// `auto` (or unset with default `auto`).
+    Auto,
+    /// `off` (or unset with default `off`).
+    Off,
+    /// An integer, clamped to the knob's range.
+    Value(i64),
 }
 
-/// Reads a text knob.
-pub fn text(name: &str) -> String {
-    let default = KNOBS
-        .iter()
-        .find(|k| k.name == name)
-        .map(|k| k.default)
-        .unwrap_or("");
-    std::env::var(name).unwrap_or_else(|_| default.to_string())
+impl Knob {
+    /// The knob's declaration.
+    pub fn spec(self) -> &'static KnobSpec {
+        &KNOBS[self as usize]
+    }
+
+    /// Its environment variable.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+}
+
+/// The knob's value as set in the environment, else its default (as text, trimmed).
+fn raw(k: Knob) -> String {
+    std::env::var(k.name())
+        .map(|v| v.trim().to_string())
+        .unwrap_or_else(|_| k.spec().default.to_string())
+}
+
+/// Reports once per knob that `value` is not one it takes, and that the default is used.
+fn invalid(k: Knob, value: &str) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static WARNED: AtomicU64 = AtomicU64::new(0);
+    let bit = 1u64 << (k as u32 % 64);
+    if WARNED.fetch_or(bit, Ordering::Relaxed) & bit == 0 {
+        eprintln!(
+            "hympi: {}={value} is not valid ({}); using the default {}",
+            k.name(),
+            expected(k.spec().kind),
+            k.spec().default
+        );
+    }
+}
+
+/// What a knob of `kind` takes, for messages and the knob table.
+fn expected(kind: Kind) -> String {
+    let range = |min: i64, max: i64| {
+        if max == i64::MAX {
+            format!("an integer >= {min}")
+        } else {
+            format!("an integer in {min}..={max}")
+        }
+    };
+    match kind {
+        Kind::Flag => "0 or 1".to_string(),
+        Kind::Int { min, max } => range(min, max),
+        Kind::AutoInt { min, max } => format!("auto or {}", range(min, max)),
+        Kind::OffInt { min, max } => format!("off or {}", range(min, max)),
+        Kind::Text => "text".to_string(),
+    }
+}
+
+/// Parses `value` as knob `k` takes it.
+fn parse(k: Knob, value: &str) -> Option<Setting> {
+    let int = |min: i64, max: i64| {
+        value
+            .parse::<i64>()
+            .ok()
+            .map(|v| Setting::Value(v.clamp(min, max)))
+    };
+    match k.spec().kind {
+        Kind::Flag => int(i64::MIN, i64::MAX),
+        Kind::Int { min, max } => int(min, max),
+        Kind::AutoInt { min, max } => match value {
+            "auto" | "" => Some(Setting::Auto),
+            _ => int(min, max),
+        },
+        Kind::OffInt { min, max } => match value {
+            "off" | "" => Some(Setting::Off),
+            _ => int(min, max),
+        },
+        Kind::Text => None,
+    }
+}
+
+/// The setting of a numeric knob: its value when valid, else (reported once) its default.
+pub fn setting(k: Knob) -> Setting {
+    let v = raw(k);
+    parse(k, &v).unwrap_or_else(|| {
+        invalid(k, &v);
+        parse(k, k.spec().default).expect("a knob's default is valid")
+    })
+}
+
+/// An integer or flag knob's value (clamped to its range). `auto`/`off` knobs read through
+/// [`setting`].
+pub fn int(k: Knob) -> i64 {
+    match setting(k) {
+        Setting::Value(v) => v,
+        Setting::Auto | Setting::Off => {
+            debug_assert!(false, "{} is read with setting()", k.name());
+            0
+        }
+    }
+}
+
+/// Whether a flag knob is on (nonzero).
+pub fn flag(k: Knob) -> bool {
+    int(k) != 0
+}
+
+/// A text knob's value (trimmed), else its default.
+pub fn text(k: Knob) -> String {
+    raw(k)
+}
+
+/// The README's table of knobs (name, default, what it takes, what it does).
+pub fn markdown_table() -> String {
+    let mut s = String::from("| Variable | Default | Takes | Meaning |\n|---|---|---|---|\n");
+    for k in KNOBS {
+        let default = if k.default.is_empty() {
+            "(none)"
+        } else {
+            k.default
+        };
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            k.name,
+            default,
+            expected(k.kind),
+            k.doc.replace('|', "\\|")
+        ));
+    }
+    s
 }
 
 /// The collectives whose algorithm a knob can force (`HYMPI_<COLL>_ALGORITHM`, one knob each):
@@ -71,3 +436,62 @@ pub const COLL_ALGORITHM_KNOBS: [(&str, &str); 9] = [
     ("barrier", "HYMPI_BARRIER_ALGORITHM"),
     ("reduce_scatter", "HYMPI_REDUCE_SCATTER_ALGORITHM"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_follows_the_enum_and_every_default_parses() {
+        for (i, k) in KNOBS.iter().enumerate() {
+            assert_eq!(k.knob as usize, i, "{} out of order", k.name);
+            assert!(k.name.starts_with("HYMPI_"));
+            if k.kind != Kind::Text {
+                assert!(
+                    parse(k.knob, k.default).is_some(),
+                    "{}: default {}",
+                    k.name,
+                    k.default
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn values_are_parsed_and_clamped_by_kind() {
+        assert_eq!(
+            parse(Knob::ShmCells, "2"),
+            Some(Setting::Value(4)),
+            "clamped up"
+        );
+        assert_eq!(
+            parse(Knob::ShmCells, "1000000"),
+            Some(Setting::Value(1 << 16))
+        );
+        assert_eq!(parse(Knob::ShmCells, "many"), None);
+        assert_eq!(parse(Knob::NumVcis, "auto"), Some(Setting::Auto));
+        assert_eq!(parse(Knob::NumVcis, "500"), Some(Setting::Value(64)));
+        assert_eq!(parse(Knob::DtIovMin, "off"), Some(Setting::Off));
+        assert_eq!(parse(Knob::DtIovMin, "4096"), Some(Setting::Value(4096)));
+        assert_eq!(parse(Knob::DtIovMin, "auto"), None);
+        assert_eq!(parse(Knob::Cma, "0"), Some(Setting::Value(0)));
+    }
+
+    #[test]
+    fn the_readme_knob_table_is_the_generated_one() {
+        let readme = include_str!("../../README.md");
+        let begin =
+            "<!-- knobs:begin (generated: cargo run --bin hympi-info -- --knob-table) -->\n";
+        let end = "<!-- knobs:end -->";
+        let a = readme
+            .find(begin)
+            .expect("README has the knob table markers")
+            + begin.len();
+        let b = a + readme[a..].find(end).expect("end marker");
+        assert_eq!(
+            &readme[a..b],
+            markdown_table(),
+            "README.md's knob table is stale: regenerate it with `cargo run --bin hympi-info -- --knob-table`"
+        );
+    }
+}

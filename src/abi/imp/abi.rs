@@ -9,8 +9,8 @@ use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::MpiResult;
+use crate::core::objects::slab::kind;
 use crate::core::runtime::{self, Runtime};
-use crate::core::slab::kind;
 use core::ffi::c_int;
 
 pub(crate) unsafe fn MPI_Abi_get_version(
@@ -63,7 +63,7 @@ macro_rules! conversions {
 /// converts to `(1 << 31) | (v << 25) | ((index + 1) << 12) | kind` (for its first 8191 slots).
 pub(crate) unsafe fn MPI_Request_toint(h: MPI_Request) -> MpiResult<c_int> {
     let h = h as usize;
-    let v = crate::core::slab::Slab::<()>::tag_of(h);
+    let v = crate::core::objects::slab::Slab::<()>::tag_of(h);
     if h < 0x1000 || v == 0 {
         return to_int(h);
     }
@@ -112,7 +112,7 @@ conversions! {
     MPI_Type_toint, MPI_Type_fromint, MPI_Datatype, MPI_DATATYPE_NULL, kind::DATATYPE, |rt: &Runtime, ix| rt.types.get(ix).map(|_| rt.types.handle(ix));
     MPI_Op_toint, MPI_Op_fromint, MPI_Op, MPI_OP_NULL, kind::OP, |rt: &Runtime, ix| rt.ops.get(ix).map(|_| rt.ops.handle(ix));
     MPI_Group_toint, MPI_Group_fromint, MPI_Group, MPI_GROUP_NULL, kind::GROUP, |rt: &Runtime, ix| rt.groups.get(ix).map(|_| rt.groups.handle(ix));
-    MPI_Info_toint, MPI_Info_fromint, MPI_Info, MPI_INFO_NULL, kind::INFO, |_: &Runtime, ix| crate::core::info::handle_at(ix);
+    MPI_Info_toint, MPI_Info_fromint, MPI_Info, MPI_INFO_NULL, kind::INFO, |_: &Runtime, ix| crate::core::objects::info::handle_at(ix);
     MPI_Win_toint, MPI_Win_fromint, MPI_Win, MPI_WIN_NULL, 0usize, none;
     MPI_File_toint, MPI_File_fromint, MPI_File, MPI_FILE_NULL, 0usize, none;
     MPI_Session_toint, MPI_Session_fromint, MPI_Session, MPI_SESSION_NULL, 0usize, none;
@@ -122,7 +122,7 @@ conversions! {
 /// (`mpi_aint_size`, `mpi_count_size`, `mpi_offset_size`).
 pub(crate) unsafe fn MPI_Abi_get_info(info: *mut MPI_Info) -> MpiResult<()> {
     let slot = out(info, "info")?;
-    let mut i = crate::core::info::Info::default();
+    let mut i = crate::core::objects::info::Info::default();
     i.set(
         "mpi_aint_size",
         &std::mem::size_of::<MPI_Aint>().to_string(),
@@ -135,6 +135,6 @@ pub(crate) unsafe fn MPI_Abi_get_info(info: *mut MPI_Info) -> MpiResult<()> {
         "mpi_offset_size",
         &std::mem::size_of::<MPI_Offset>().to_string(),
     );
-    *slot = crate::core::info::create(i)? as MPI_Info;
+    *slot = crate::core::objects::info::create(i)? as MPI_Info;
     Ok(())
 }

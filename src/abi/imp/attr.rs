@@ -4,8 +4,8 @@
 use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
-use crate::core::attr::{is_predefined, AttrEntry, CopyAction, Keyval, ObjKind};
 use crate::core::error::{fail, MpiError, MpiResult};
+use crate::core::objects::attr::{is_predefined, AttrEntry, CopyAction, Keyval, ObjKind};
 use crate::core::runtime::{self, Runtime};
 use core::ffi::{c_int, c_void};
 
@@ -248,7 +248,7 @@ pub(crate) unsafe fn MPI_Comm_get_attr(
     let found = runtime::with(|rt| {
         let (idx, c) = rt.comm(comm as usize)?;
         if is_predefined(comm_keyval) {
-            let on_world = idx == crate::core::comm::WORLD;
+            let on_world = idx == crate::core::objects::comm::WORLD;
             return Ok(on_world.then(|| predefined_addr(comm_keyval)));
         }
         rt.keyvals.get(comm_keyval, ObjKind::Comm)?;

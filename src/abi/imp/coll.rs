@@ -115,7 +115,7 @@ pub(crate) unsafe fn collective_init(
     build: impl FnOnce(&Runtime, &Ctx, &mut Schedule) -> MpiResult<()>,
 ) -> MpiResult<()> {
     let slot = out(request, "request")?;
-    crate::core::info::lookup_opt(info as usize)?;
+    crate::core::objects::info::lookup_opt(info as usize)?;
     let h = runtime::with(|rt| {
         let (ctx, tag) = begin(rt, comm as usize, function, false)?;
         let mut s = ctx.schedule(tag);

@@ -47,7 +47,7 @@ fn neighbors(rt: &Runtime, c: &Ctx, function: &str) -> MpiResult<Hood> {
     };
     let (srcs, dsts) = t.neighbor_lists(c.rank)?;
     let recv_order = match *t {
-        crate::core::topo::Topology::Cart(_) => (0..srcs.len() / 2)
+        crate::core::objects::topo::Topology::Cart(_) => (0..srcs.len() / 2)
             .flat_map(|d| [2 * d + 1, 2 * d])
             .collect(),
         _ => (0..srcs.len()).collect(),

@@ -1,17 +1,17 @@
 //! Communicators: the C functions (construction, comparison, names, hints,
-//! intercommunicators). The collective work is in `core::comm_build`.
+//! intercommunicators). The collective work is in `core::objects::comm_build`.
 
 use super::attr::{comm_attr_entries, copy_attrs, delete_all_comm_attrs};
 use super::util::{out, put_string};
 use crate::abi::consts::*;
 use crate::abi::types::*;
-use crate::core::attr::AttrEntry;
-use crate::core::comm_build::{self, IdupOp};
-use crate::core::errhandler::Errh;
 use crate::core::error::{fail, MpiError, MpiResult};
-use crate::core::group::Group;
-use crate::core::info::Info;
-use crate::core::request::ReqKind;
+use crate::core::objects::attr::AttrEntry;
+use crate::core::objects::comm_build::{self, IdupOp};
+use crate::core::objects::errhandler::Errh;
+use crate::core::objects::group::Group;
+use crate::core::objects::info::Info;
+use crate::core::p2p::request::ReqKind;
 use crate::core::runtime::{self, Runtime};
 use core::ffi::{c_char, c_int};
 
@@ -22,12 +22,12 @@ fn group_members(rt: &Runtime, h: usize) -> MpiResult<Vec<u32>> {
 
 /// The contents of info handle `h` (`MPI_INFO_NULL`: empty).
 fn info_contents(_rt: &Runtime, h: usize) -> MpiResult<Info> {
-    Ok(crate::core::info::lookup_opt(h)?.unwrap_or_default())
+    Ok(crate::core::objects::info::lookup_opt(h)?.unwrap_or_default())
 }
 
 /// The hints a communicator keeps (and `MPI_Comm_get_info` returns): the MPI assertions,
 /// the resource type of `MPI_Comm_split_type`, MPICH's VCI hints (`vci`, `sender_vci`,
-/// `receiver_vci`, `inherit_vci`: see `core::stream::hinted_vci`) and hympi's own `hympi_*`
+/// `receiver_vci`, `inherit_vci`: see `core::threads::stream::hinted_vci`) and hympi's own `hympi_*`
 /// keys. Others are ignored, as the standard allows.
 fn kept_hints(info: &Info) -> Info {
     let mut kept = Info::default();
@@ -114,7 +114,7 @@ unsafe fn dup_endpoint(h: usize, info: Option<MPI_Info>) -> MpiResult<usize> {
     })?;
     // SAFETY: runs the user's copy callbacks with their registered C signatures.
     let copied = unsafe { copy_attrs(h, &attrs)? };
-    let made = crate::core::endpoints::split(h, 0, 0, copied, info)?;
+    let made = crate::core::threads::endpoints::split(h, 0, 0, copied, info)?;
     made.ok_or_else(|| MpiError::new(MPI_ERR_INTERN, "a duplicate has a color"))
 }
 
@@ -210,7 +210,9 @@ pub(crate) unsafe fn MPI_Comm_split_type(
         // MPI-4.0: for an unguided split the caller's info object (INOUT) learns the
         // resource type the new communicator shares.
         if split_type == MPI_COMM_TYPE_HW_UNGUIDED && info_handle != MPI_INFO_NULL {
-            crate::core::info::with_table(|t| t.get_mut(info_handle).map(|i| i.set(key, what)))?;
+            crate::core::objects::info::with_table(|t| {
+                t.get_mut(info_handle).map(|i| i.set(key, what))
+            })?;
         }
     }
     set_comm(newcomm, made.map(|m| m.0))
@@ -312,7 +314,7 @@ pub(crate) unsafe fn MPI_Comm_compare(
         if a.is_inter() != b.is_inter() {
             return Ok(MPI_UNEQUAL);
         }
-        let groups = |c: &crate::core::comm::Comm| {
+        let groups = |c: &crate::core::objects::comm::Comm| {
             (
                 c.members(),
                 c.remote
@@ -427,7 +429,7 @@ pub(crate) unsafe fn MPI_Comm_get_info(comm: MPI_Comm, info_used: *mut MPI_Info)
     let slot = out(info_used, "info_used")?;
     *slot = runtime::with(|rt| {
         let info = rt.comm(comm as usize)?.1.info.clone();
-        crate::core::info::create(info)
+        crate::core::objects::info::create(info)
     })? as MPI_Info;
     Ok(())
 }

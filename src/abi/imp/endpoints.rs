@@ -1,11 +1,11 @@
 //! Endpoint and thread communicators (`MPIX_Comm_create_endpoints`, `MPIX_Threadcomm_*`):
-//! the C functions. The work is in `core::endpoints`.
+//! the C functions. The work is in `core::threads::endpoints`.
 
 use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
-use crate::core::endpoints;
 use crate::core::error::{fail, MpiResult};
+use crate::core::threads::endpoints;
 use core::ffi::c_int;
 
 pub(crate) unsafe fn MPIX_Comm_create_endpoints(
@@ -17,7 +17,7 @@ pub(crate) unsafe fn MPIX_Comm_create_endpoints(
     if out_comm_handles.is_null() {
         return fail(MPI_ERR_ARG, "out_comm_handles must not be NULL");
     }
-    let info = crate::core::info::lookup_opt(info as usize)?.unwrap_or_default();
+    let info = crate::core::objects::info::lookup_opt(info as usize)?.unwrap_or_default();
     let handles = endpoints::create(parent_comm as usize, my_num_ep, info)?;
     if handles.len() != my_num_ep as usize {
         return fail(

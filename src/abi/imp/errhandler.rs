@@ -3,8 +3,8 @@
 use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
-use crate::core::errhandler::{self, Errh, UserErrh};
 use crate::core::error::{fail, MpiResult};
+use crate::core::objects::errhandler::{self, Errh, UserErrh};
 use crate::core::runtime::{self, Runtime};
 use core::ffi::{c_char, c_int, c_void};
 

@@ -13,9 +13,9 @@ use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::entry::ErrObj;
 use crate::abi::types::*;
-use crate::core::comm::SELF;
 use crate::core::error::{fail, MpiError, MpiResult};
-use crate::core::request::{Grequest, ReqKind, Status};
+use crate::core::objects::comm::SELF;
+use crate::core::p2p::request::{Grequest, ReqKind, Status};
 use crate::core::runtime;
 use core::ffi::{c_int, c_void};
 

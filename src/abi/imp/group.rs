@@ -1,11 +1,11 @@
 //! Groups: the C functions (`MPI_Group_*`, `MPI_Comm_group`). Errors here concern no
-//! communicator, so they go to the default handler (see `core::errhandler`).
+//! communicator, so they go to the default handler (see `core::objects::errhandler`).
 
 use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiResult};
-use crate::core::group::Group;
+use crate::core::objects::group::Group;
 use crate::core::runtime::{self, Runtime};
 use core::ffi::c_int;
 

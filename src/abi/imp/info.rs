@@ -1,12 +1,12 @@
 //! Info objects: the C functions (`MPI_Info_*`). They work before `MPI_Init` and after
-//! `MPI_Finalize` (the table lives outside the runtime, see `core::info`). Keys and values are
+//! `MPI_Finalize` (the table lives outside the runtime, see `core::objects::info`). Keys and values are
 //! C strings; bytes that are not UTF-8 are stored with replacement characters.
 
 use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiResult};
-use crate::core::info::{self, check_key, check_value, Info};
+use crate::core::objects::info::{self, check_key, check_value, Info};
 use core::ffi::{c_char, c_int, CStr};
 
 /// A key argument: `MPI_ERR_INFO_KEY` when NULL, empty or too long.

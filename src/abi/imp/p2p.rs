@@ -5,18 +5,18 @@ use super::util::{count, out};
 use crate::abi::consts::*;
 use crate::abi::entry::{self, Code, ErrObj, Leaf};
 use crate::abi::types::*;
-use crate::core::bsend::{self, Scope, Space};
 use crate::core::datatype::{self, Layout, Resolved, TypeInfo};
 use crate::core::error::{fail, MpiError, MpiResult};
-use crate::core::fastpath;
-use crate::core::leaf::{self, Locked};
-use crate::core::matching::{Pattern, Payload};
+use crate::core::p2p::bsend::{self, Scope, Space};
+use crate::core::p2p::fastpath;
+use crate::core::p2p::leaf::{self, Locked};
+use crate::core::p2p::matching::{Pattern, Payload};
+use crate::core::p2p::request::{self, PersistentOp, ReqKind, SendMode, Status, DONE_SEND};
 use crate::core::p2p::{
     check_dest, check_recv_tag, check_send_tag, check_source, check_spread, RecvArgs, SendArgs,
 };
-use crate::core::request::{self, PersistentOp, ReqKind, SendMode, Status, DONE_SEND};
 use crate::core::runtime::{self, Runtime};
-use crate::core::vci;
+use crate::core::threads::vci;
 use core::ffi::{c_int, c_void};
 
 // ---------------------------------------------------------------------------------------------
@@ -2109,7 +2109,7 @@ pub(crate) unsafe fn MPI_Request_free(request: *mut MPI_Request) -> MpiResult<()
     let slot = out(request, "request")?;
     let taken = runtime::with(|rt| {
         let rid = request_index(rt, *slot)?;
-        if crate::core::part::busy(rt, rid) {
+        if crate::core::p2p::part::busy(rt, rid) {
             return fail(
                 MPI_ERR_REQUEST,
                 "freeing an active partitioned request before it completed is erroneous",
@@ -2147,7 +2147,7 @@ pub(crate) unsafe fn MPI_Cancel(request: *mut MPI_Request) -> MpiResult<()> {
     let slot = out(request, "request")?;
     let greq = runtime::with(|rt| {
         let rid = request_index(rt, *slot)?;
-        if crate::core::part::busy(rt, rid) {
+        if crate::core::p2p::part::busy(rt, rid) {
             return fail(
                 MPI_ERR_REQUEST,
                 "cancelling an active partitioned request is erroneous",
@@ -2377,7 +2377,7 @@ fn probe_pattern(
     ))
 }
 
-fn probe_status(env: &crate::core::matching::Envelope, payload: &Payload) -> Status {
+fn probe_status(env: &crate::core::p2p::matching::Envelope, payload: &Payload) -> Status {
     Status {
         source: env.src,
         tag: env.tag,
@@ -2525,7 +2525,7 @@ unsafe fn imrecv(
     let rid = runtime::with(|rt| {
         let b = buffer_bytes(rt, buf, n, dt)?;
         if h == MPI_MESSAGE_NO_PROC {
-            let rid = rt.new_request(ReqKind::Recv, crate::core::comm::SELF)?;
+            let rid = rt.new_request(ReqKind::Recv, crate::core::objects::comm::SELF)?;
             let r = rt.reqs.get_mut(rid).unwrap();
             r.status = Status::PROC_NULL;
             rt.complete(rid);
@@ -2731,7 +2731,7 @@ fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
     if crate::coll::sched::start_persistent(rt, rid)? {
         return Ok(());
     }
-    if crate::core::part::start(rt, rid)? {
+    if crate::core::p2p::part::start(rt, rid)? {
         return Ok(());
     }
     let r = rt.reqs.get_mut(rid).unwrap();

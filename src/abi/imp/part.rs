@@ -1,5 +1,5 @@
 //! Partitioned point-to-point communication (MPI-4): the C functions. The semantics live in
-//! `core::part`; `MPI_Start`, the completion calls and `MPI_Request_free` treat partitioned
+//! `core::p2p::part`; `MPI_Start`, the completion calls and `MPI_Request_free` treat partitioned
 //! requests as persistent ones (hooks in `p2p.rs`).
 
 use super::p2p::buffer_bytes;
@@ -8,8 +8,8 @@ use crate::abi::consts::*;
 use crate::abi::entry::ErrObj;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiError, MpiResult};
+use crate::core::p2p::part::{self, PartArgs};
 use crate::core::p2p::{check_dest, check_send_tag, check_source};
-use crate::core::part::{self, PartArgs};
 use crate::core::runtime::{self, Runtime};
 use core::ffi::{c_int, c_void};
 
@@ -55,7 +55,7 @@ fn part_args(
         }
         check_send_tag(tag)?;
     }
-    crate::core::info::lookup_opt(info as usize)?;
+    crate::core::objects::info::lookup_opt(info as usize)?;
     let packed = match &b.layout {
         Some(l) => l.bytes(),
         None => total * b.unit.size,

@@ -1,18 +1,18 @@
 //! MPICH-compatible streams (`MPIX_Stream_*`): the C functions. The work is in
-//! `core::stream`; stream sends and receives run the ordinary point-to-point functions on
-//! the communicator `core::stream::route` picks.
+//! `core::threads::stream`; stream sends and receives run the ordinary point-to-point functions on
+//! the communicator `core::threads::stream::route` picks.
 
 use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiResult};
-use crate::core::request::SendMode;
-use crate::core::stream;
+use crate::core::p2p::request::SendMode;
+use crate::core::threads::stream;
 use core::ffi::{c_int, c_void};
 
 pub(crate) unsafe fn MPIX_Stream_create(info: MPI_Info, s: *mut MPIX_Stream) -> MpiResult<()> {
     let slot = out(s, "stream")?;
-    crate::core::info::lookup_opt(info as usize)?;
+    crate::core::objects::info::lookup_opt(info as usize)?;
     *slot = stream::create()? as MPIX_Stream;
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! The MPI tool information interface (`MPI_T_*`) and `MPI_Pcontrol`. The variable tables
-//! and the handle/session state are in `crate::core::tool`.
+//! and the handle/session state are in `crate::core::runtime::tool`.
 //!
 //! `MPI_T` functions never invoke error handlers: every one returns [`Code`] (`MPI_SUCCESS`
 //! or an `MPI_T_ERR_*`), needs no MPI runtime (they work before `MPI_Init` and after
@@ -12,7 +12,7 @@ use crate::abi::consts::*;
 use crate::abi::entry::Code;
 use crate::abi::types::*;
 use crate::core::error::MpiResult;
-use crate::core::tool::{self, tables, CvarKind, CvarValue, TResult};
+use crate::core::runtime::tool::{self, tables, CvarKind, CvarValue, TResult};
 use core::ffi::{c_char, c_int, c_void, CStr};
 
 /// The final return code of a tool call's body.
@@ -523,7 +523,7 @@ pub(crate) unsafe fn MPI_T_source_get_info(
         source(source_index)?;
         if !info.is_null() {
             // An empty info object, which the caller frees (the info table needs no runtime).
-            let h = crate::core::info::create(crate::core::info::Info::default())
+            let h = crate::core::objects::info::create(crate::core::objects::info::Info::default())
                 .map_err(|_| MPI_T_ERR_MEMORY)?;
             // SAFETY: C contract (module doc).
             unsafe { *info = h as MPI_Info };

@@ -1,14 +1,14 @@
 //! Process topologies: the C functions that compute or query (`MPI_Dims_create`,
 //! `MPI_Topo_test`, `MPI_Cart_*` queries, `MPI_Graph_*` queries, `MPI_Dist_graph_neighbors*`,
-//! `MPI_Cart_map`, `MPI_Graph_map`). The arithmetic is in `core::topo`.
+//! `MPI_Cart_map`, `MPI_Graph_map`). The arithmetic is in `core::objects::topo`.
 
 use super::group::{int_array, int_array_mut};
 use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiResult};
+use crate::core::objects::topo::{self, Topology};
 use crate::core::runtime;
-use crate::core::topo::{self, Topology};
 use core::ffi::c_int;
 use std::sync::Arc;
 

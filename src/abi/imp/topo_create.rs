@@ -7,10 +7,10 @@ use super::group::int_array;
 use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
-use crate::core::comm_build;
 use crate::core::error::{fail, MpiResult};
+use crate::core::objects::comm_build;
+use crate::core::objects::topo::Topology;
 use crate::core::runtime;
-use crate::core::topo::Topology;
 use core::ffi::c_int;
 use std::sync::Arc;
 
@@ -159,7 +159,7 @@ pub(crate) unsafe fn MPI_Dist_graph_create_adjacent(
     comm_dist_graph: *mut MPI_Comm,
 ) -> MpiResult<()> {
     out(comm_dist_graph, "comm_dist_graph")?;
-    crate::core::info::lookup_opt(info as usize)?;
+    crate::core::objects::info::lookup_opt(info as usize)?;
     let (rank, size) = intra(comm_old, "MPI_Dist_graph_create_adjacent")?;
     let src = int_array(sources, indegree, "sources")?;
     let dst = int_array(destinations, outdegree, "destinations")?;
@@ -185,7 +185,7 @@ pub(crate) unsafe fn MPI_Dist_graph_create(
     comm_dist_graph: *mut MPI_Comm,
 ) -> MpiResult<()> {
     out(comm_dist_graph, "comm_dist_graph")?;
-    crate::core::info::lookup_opt(info as usize)?;
+    crate::core::objects::info::lookup_opt(info as usize)?;
     let (rank, size) = intra(comm_old, "MPI_Dist_graph_create")?;
     let src = int_array(sources, n, "sources")?;
     let deg = int_array(degrees, n, "degrees")?;

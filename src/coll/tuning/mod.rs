@@ -498,8 +498,9 @@ fn warn(msg: &str) {
 
 fn load() -> Tuning {
     let default = Table::parse(DEFAULT_TABLE).expect("the built-in tuning table parses");
-    let user = match std::env::var("HYMPI_COLL_TUNING_FILE") {
-        Ok(path) if !path.trim().is_empty() => {
+    let path = crate::platform::config::text(crate::platform::config::Knob::CollTuningFile);
+    let user = match path {
+        path if !path.is_empty() => {
             match std::fs::read_to_string(&path)
                 .map_err(|e| e.to_string())
                 .and_then(|t| Table::parse(&t))

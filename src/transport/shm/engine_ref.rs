@@ -8,7 +8,7 @@
 //!
 //! The runtime owns each lane through an [`EngineBox`] and reaches it from the slow path
 //! (which, under `MPI_THREAD_MULTIPLE`, holds every VCI lock). The fast paths of
-//! `crate::core::fastpath` reach a lane through [`with_engine`] while holding one VCI lock:
+//! `crate::core::p2p::fastpath` reach a lane through [`with_engine`] while holding one VCI lock:
 //! that excludes the slow path, and when the process has several VCIs the lane's own lock
 //! (taken only by fast paths) excludes fast paths on other VCIs. Below
 //! `MPI_THREAD_MULTIPLE` one thread calls MPI at a time and no lock is taken.

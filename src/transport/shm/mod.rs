@@ -19,7 +19,8 @@ pub mod segment;
 use crate::error::{MpiError, MpiResult};
 use crate::mpi_abi::consts::*;
 use crate::platform::bootstrap::Bootstrap;
-use crate::platform::{cma, config};
+use crate::platform::cma;
+use crate::platform::config::{self, Knob};
 use crate::transport::wire::{copy_bytes, Envelope, Gather, MsgKind};
 use segment::{CellHdr, Fastbox, Geometry, Segment, FB_PAYLOAD, FB_SLOTS};
 use std::collections::VecDeque;
@@ -200,11 +201,10 @@ impl ShmEngine {
         let err = |what: &str, e: std::io::Error| {
             MpiError::new(MPI_ERR_OTHER, format!("shared memory setup: {what}: {e}"))
         };
-        let cell_size =
-            (config::int("HYMPI_SHM_CELL_SIZE").clamp(1024, 1 << 22) as usize).next_multiple_of(64);
+        let cell_size = (config::int(Knob::ShmCellSize) as usize).next_multiple_of(64);
         let geo = Geometry {
             nlocal,
-            cells_per_rank: config::int("HYMPI_SHM_CELLS").clamp(4, 1 << 16) as u32,
+            cells_per_rank: config::int(Knob::ShmCells) as u32,
             cell_size,
         };
         // Cell indices stay below FB_TAG and fastbox ones fit above it.
@@ -281,7 +281,7 @@ impl ShmEngine {
         boot.barrier().map_err(|e| err("PMI barrier", e))?;
         let all_ok = (0..nlocal).all(|r| seg.slot(r).cma_ok.load(Ordering::Acquire) == 1);
         drop(probe);
-        let cma = all_ok && config::int("HYMPI_CMA") != 0;
+        let cma = all_ok && config::flag(Knob::Cma);
         let barrier_gen_seen = seg.header().barrier_gen.load(Ordering::Acquire);
         Ok(ShmEngine {
             seg,

@@ -151,8 +151,8 @@ pub struct Extra {
     pub layout: Option<crate::core::datatype::Layout>,
     /// Vectored rendezvous send: the segments (address, length) the receiver reads.
     pub iov: Vec<[u64; 2]>,
-    /// Partitioned request (`MPI_Psend_init` / `MPI_Precv_init`): its state (`core::part`).
-    pub part: Option<Box<crate::core::part::Part>>,
+    /// Partitioned request (`MPI_Psend_init` / `MPI_Precv_init`): its state (`core::p2p::part`).
+    pub part: Option<Box<crate::core::p2p::part::Part>>,
     /// Generalized request (`MPI_Grequest_start`): its callbacks, taken out (`None`) once the
     /// request was handed over to be freed, so that they run only once.
     pub grequest: Option<Grequest>,
@@ -249,7 +249,7 @@ impl Request {
 pub const NO_PARENT: u32 = u32::MAX;
 
 /// Index of the shared, permanently complete request that a send completed by the fast path
-/// (to `MPI_PROC_NULL`, or to oneself; `core::fastpath`) returns, as MPICH's
+/// (to `MPI_PROC_NULL`, or to oneself; `core::p2p::fastpath`) returns, as MPICH's
 /// lightweight requests do: such a send allocates nothing, and waiting for it only writes
 /// `MPI_REQUEST_NULL`. It is never freed; completion calls recognise it by index.
 pub const DONE_SEND: u32 = 0;

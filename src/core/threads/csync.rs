@@ -3,7 +3,7 @@
 //! (ICS '19), §3.3 (DSM-Synch by Fatourou and Kallimanis, decomposed into acquire, combine
 //! and release).
 //!
-//! Every VCI keeps its lock (`crate::core::vci`) and gains a [`Combining`] queue. A
+//! Every VCI keeps its lock (`crate::core::threads::vci`) and gains a [`Combining`] queue. A
 //! nonblocking fast-path call (`MPI_Isend`, `MPI_Irecv`) *announces* its operation: it links a
 //! node holding the operation into the queue with one swap of the tail (the MCS lock's
 //! enqueue). The thread at the head of the queue is the **combiner**: it takes the VCI's lock,

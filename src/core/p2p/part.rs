@@ -26,9 +26,9 @@
 
 use crate::core::datatype::{Layout, TypeInfo};
 use crate::core::error::{fail, MpiResult};
-use crate::core::matching::Payload;
+use crate::core::p2p::matching::Payload;
+use crate::core::p2p::request::{ReqKind, SendMode, Status};
 use crate::core::p2p::{unpack_from, wire_ctx, RecvArgs, SendArgs, INTERNAL_TAG_MAX};
-use crate::core::request::{ReqKind, SendMode, Status};
 use crate::core::runtime::{Background, Runtime};
 use crate::mpi_abi::consts::*;
 use parking_lot::Mutex;

@@ -3,7 +3,7 @@
 //!
 //! The C entry point of each call tries its leaf first; when the leaf declines (returns
 //! false, having changed nothing), the entry jumps to the call's full fast path
-//! (`crate::core::fastpath`), which jumps to the slow path in turn. A leaf covers:
+//! (`crate::core::p2p::fastpath`), which jumps to the slow path in turn. A leaf covers:
 //! - `MPI_Irecv`: posting a receive on a communicator first in its VCI's cache, when no
 //!   unexpected message waits and both the request table and the posted queue have room;
 //! - `MPI_Isend` (standard mode) to oneself, matched to the oldest posted receive;
@@ -12,7 +12,7 @@
 //!   finish the requests from the front in one pass (the C entry point hands what they leave
 //!   to the full path).
 //!
-//! What keeps them short: the way in is one load ([`crate::core::vci::LeafWays`]): below
+//! What keeps them short: the way in is one load ([`crate::core::threads::vci::LeafWays`]): below
 //! `MPI_THREAD_MULTIPLE` VCI 0's state itself, under the lock-based models the VCI slot of a
 //! predefined communicator or of a request's VCI, whose lock the `*_locked` variants take with
 //! one compare-and-swap (declining when that fails); every check comes before the first
@@ -23,16 +23,16 @@
 //! to the full path. The C entry points hold both variants inline, so that one function
 //! frame serves both ways in.
 
-use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
-use crate::core::fastpath::{
+use crate::core::objects::comm::CONTEXTS_PER_ID;
+use crate::core::objects::slab::Slab;
+use crate::core::p2p::fastpath::{
     complete_recv, finish_each, finish_plain, finish_status_prefix, plain_posted_at,
     plain_posted_index, DONE_SEND_HANDLE,
 };
-use crate::core::matching::{Pattern, Posted};
-use crate::core::request::{ReqKind, Request};
-use crate::core::slab::Slab;
-use crate::core::vci::{LeafSlot, LeafWays, VciState};
+use crate::core::p2p::matching::{Pattern, Posted};
+use crate::core::p2p::request::{ReqKind, Request};
+use crate::core::threads::vci::{LeafSlot, LeafWays, VciState};
 use crate::mpi_abi::consts::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 
@@ -117,7 +117,7 @@ fn send_bytes(
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt` (the caller's MPI contract); `request` is null or
-/// points to a request handle; `s` came from [`crate::core::vci::LeafWays::direct`].
+/// points to a request handle; `s` came from [`crate::core::threads::vci::LeafWays::direct`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn isend_self_direct(
@@ -151,7 +151,7 @@ pub unsafe fn isend_self_direct(
 ///
 /// # Safety
 /// As for [`isend_self_direct`], but the caller is a C entry point (not inside the slow
-/// path) and `slot` came from [`crate::core::vci::LeafWays::locked_for_comm`].
+/// path) and `slot` came from [`crate::core::threads::vci::LeafWays::locked_for_comm`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn isend_self_locked(
@@ -256,7 +256,7 @@ fn recv_bytes(
 ///
 /// # Safety
 /// `buf` holds `count` elements of `dt` (the caller's MPI contract); `request` is null or
-/// points to a request handle; `s` came from [`crate::core::vci::LeafWays::direct`].
+/// points to a request handle; `s` came from [`crate::core::threads::vci::LeafWays::direct`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn irecv_post_direct(
@@ -285,7 +285,7 @@ pub unsafe fn irecv_post_direct(
 ///
 /// # Safety
 /// As for [`irecv_post_direct`], but the caller is a C entry point (not inside the slow
-/// path) and `slot` came from [`crate::core::vci::LeafWays::locked_for_comm`].
+/// path) and `slot` came from [`crate::core::threads::vci::LeafWays::locked_for_comm`].
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn irecv_post_locked(
@@ -342,7 +342,7 @@ fn post(
     }
     // Wildcards on a communicator spread by its assertions: the full path (which reports
     // those asserted away).
-    if (src | tag) < 0 && crate::core::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0 {
+    if (src | tag) < 0 && crate::core::threads::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0 {
         return decline();
     }
     if s.reqs.next_reused().is_none() {
@@ -374,7 +374,7 @@ fn post(
 /// it freed (from the front) read `MPI_REQUEST_NULL`, which the full path takes as complete.
 ///
 /// # Safety
-/// `reqs` is null or has `count` entries; `s` came from [`crate::core::vci::LeafWays::direct`].
+/// `reqs` is null or has `count` entries; `s` came from [`crate::core::threads::vci::LeafWays::direct`].
 #[inline(always)]
 pub unsafe fn waitall_done_direct(
     s: &mut VciState,
@@ -397,7 +397,7 @@ pub unsafe fn waitall_done_direct(
 ///
 /// # Safety
 /// `reqs` is null or has `count` entries, `statuses` as many; `s` came from
-/// [`crate::core::vci::LeafWays::direct`].
+/// [`crate::core::threads::vci::LeafWays::direct`].
 #[inline(always)]
 pub unsafe fn waitall_statuses_direct(
     s: &mut VciState,
@@ -503,7 +503,7 @@ pub unsafe fn waitall_statuses_locked(
             break handle;
         }
         // SAFETY: entry `front` exists (caller's contract).
-        crate::core::request::Status::EMPTY.write(unsafe { &mut *statuses.add(front) }, false);
+        crate::core::p2p::request::Status::EMPTY.write(unsafe { &mut *statuses.add(front) }, false);
         *h = MPI_REQUEST_NULL as MPI_Request;
         front += 1;
     };

@@ -2,7 +2,7 @@
 //! FIFO queue of operation descriptors, after Amer et al., "Software Combining to Mitigate
 //! Multithreaded MPI Contention" (ICS '19), §3.4.
 //!
-//! Every VCI keeps its lock (`crate::core::vci_lock`) and gains a [`Queue`] of [`Op`]
+//! Every VCI keeps its lock (`crate::core::threads::vci_lock`) and gains a [`Queue`] of [`Op`]
 //! descriptors. A nonblocking fast-path call (`MPI_Isend` to oneself or to `MPI_PROC_NULL`,
 //! `MPI_Irecv`) first tries the lock exactly as the `vci` model's fast paths do, with one
 //! compare-and-swap that succeeds only if the lock is free *and* no work is pending (so the
@@ -45,7 +45,7 @@
 //! request's owner waits after its initiation returned, so the descriptor is in the queue and
 //! the waiter drains it.
 //!
-//! The queue's pending mark is a bit of the VCI's lock word (`crate::core::vci_lock`).
+//! The queue's pending mark is a bit of the VCI's lock word (`crate::core::threads::vci_lock`).
 //! Producers set it with a release read-modify-write after their push (and after parking or
 //! reserving); a holder clears it with an acquire read-modify-write before it drains, and a
 //! clean acquisition (word 0 -> locked) proves there is nothing to drain. If A's push
@@ -68,10 +68,10 @@
 //! preceded it (drain-before-acquire), under every interleaving.
 
 use crate::core::datatype::TypeInfo;
-use crate::core::fastpath::{self, DONE_SEND_HANDLE};
-use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
-use crate::core::request::{ReqKind, Request};
-use crate::core::vci::{FastComm, Pool, VciGuard, VciState, RID_VCI_SHIFT};
+use crate::core::p2p::fastpath::{self, DONE_SEND_HANDLE};
+use crate::core::p2p::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
+use crate::core::p2p::request::{ReqKind, Request};
+use crate::core::threads::vci::{FastComm, Pool, VciGuard, VciState, RID_VCI_SHIFT};
 use crate::mpi_abi::consts::*;
 use std::sync::atomic::{fence, Ordering as StdOrdering};
 use std::sync::atomic::{AtomicBool as StdAtomicBool, AtomicI32, AtomicPtr as StdAtomicPtr};
@@ -338,7 +338,7 @@ struct State {
 static STATE: StdAtomicPtr<State> = StdAtomicPtr::new(std::ptr::null_mut());
 
 /// Marks VCI `v`'s queue, parked slot or reserve as needing its next lock holder: the
-/// `PENDING` bit of the VCI's lock word (`crate::core::vci_lock`), set with a release
+/// `PENDING` bit of the VCI's lock word (`crate::core::threads::vci_lock`), set with a release
 /// read-modify-write after the push, reservation or parking. A holder that took the lock with
 /// the word at 0 has nothing to drain, so the uncontended path costs no extra step.
 #[inline(always)]
@@ -510,7 +510,7 @@ fn facts(handle: usize) -> Option<FastComm> {
         rank: f.rank.load(StdOrdering::Relaxed),
         size: f.size.load(StdOrdering::Relaxed),
         // Queued operations reach oneself only; peers go through the lock.
-        peers: crate::core::vci::NO_PEERS,
+        peers: crate::core::threads::vci::NO_PEERS,
     };
     fence(StdOrdering::Acquire);
     (f.seq.load(StdOrdering::Relaxed) == s1 && c.handle == handle).then_some(c)
@@ -691,7 +691,9 @@ fn defer_recv(
     if !(fastpath::rank_in(src, c.size) || src == MPI_ANY_SOURCE) {
         return Entry::Slow; // MPI_PROC_NULL or an error
     }
-    if (src | tag) < 0 && crate::core::spread::mode(c.ctx / crate::core::comm::CONTEXTS_PER_ID) != 0
+    if (src | tag) < 0
+        && crate::core::threads::spread::mode(c.ctx / crate::core::objects::comm::CONTEXTS_PER_ID)
+            != 0
     {
         return Entry::Slow; // a wildcard on a spread communicator (maybe asserted away)
     }
@@ -782,7 +784,7 @@ fn run_fast(s: &mut VciState, v: usize, op: Op) -> Result<(), Op> {
             let Some(rid) = s.matcher.posted.get(i).map(|p| p.req) else {
                 return Err(Op::Send { env, data });
             };
-            let plain = crate::core::vci::vci_of_rid(rid) == v
+            let plain = crate::core::threads::vci::vci_of_rid(rid) == v
                 && s.reqs
                     .get(rid & ((1 << RID_VCI_SHIFT) - 1))
                     .is_some_and(fastpath::plain_recv);
@@ -843,7 +845,7 @@ pub fn drain_all(rt: &mut crate::core::runtime::Runtime) {
     let Some(st) = state() else {
         return;
     };
-    let Some(pool) = crate::core::vci::pool() else {
+    let Some(pool) = crate::core::threads::vci::pool() else {
         return;
     };
     for (v, q) in st.vqs.iter().enumerate() {
@@ -976,7 +978,7 @@ mod tests {
             ctx: 40,
             rank: 2,
             size: 5,
-            peers: crate::core::vci::NO_PEERS,
+            peers: crate::core::threads::vci::NO_PEERS,
         };
         publish(&c);
         let got = facts(c.handle).unwrap();
@@ -1031,7 +1033,7 @@ mod loom_tests {
         });
     }
 
-    /// The LockQ protocol itself, on the VCI lock word (`crate::core::vci_lock`): two threads
+    /// The LockQ protocol itself, on the VCI lock word (`crate::core::threads::vci_lock`): two threads
     /// each issue two operations (clean acquisition: run; else try-lock: drain if pending,
     /// then run; else push and mark pending), and a final owner takes the lock and drains, as
     /// a completion call does. Every operation runs exactly once, and each thread's operations
@@ -1039,7 +1041,7 @@ mod loom_tests {
     /// touched under the lock only (loom checks it for races).
     #[test]
     fn loom_lockq_keeps_per_thread_order() {
-        use crate::core::vci_lock::VciLock;
+        use crate::core::threads::vci_lock::VciLock;
         let mut model = loom::model::Builder::new();
         model.preemption_bound = Some(3);
         model.check(|| {

@@ -17,13 +17,13 @@
 //! Pinning happens after the members agreed on the ids, when a fast peer may already have
 //! sent on them: `Matchers::move_unexpected` carries such messages over to the pinned VCI.
 
-use crate::core::comm::CONTEXTS_PER_ID;
-use crate::core::comm_build::{self, Agreement, Blueprint};
 use crate::core::error::{fail, MpiResult};
+use crate::core::objects::comm::CONTEXTS_PER_ID;
+use crate::core::objects::comm_build::{self, Agreement, Blueprint};
+use crate::core::objects::slab::{kind, Slab};
+use crate::core::objects::team::{self, Team};
 use crate::core::runtime::{self, Runtime};
-use crate::core::slab::{kind, Slab};
-use crate::core::team::{self, Team};
-use crate::core::vci;
+use crate::core::threads::vci;
 use crate::mpi_abi::consts::*;
 use std::sync::Arc;
 
@@ -141,7 +141,7 @@ impl Runtime {
 /// `sender_vci` is accepted and kept but has no effect: a communicator has one VCI per
 /// process here, the one its receives are matched on.
 pub fn hinted_vci(
-    info: &crate::core::info::Info,
+    info: &crate::core::objects::info::Info,
     n: usize,
     parent: Option<usize>,
 ) -> Option<usize> {
@@ -224,7 +224,7 @@ pub fn comm_create(comm: usize, stream: usize) -> MpiResult<usize> {
     }
     let id = plan.agreement().run()?;
     runtime::with(|rt| {
-        let bp = plan.blueprint(Vec::new(), crate::core::info::Info::default());
+        let bp = plan.blueprint(Vec::new(), crate::core::objects::info::Info::default());
         let h = rt.install_comm(id, bp)?;
         let idx = rt.comm_index(h).expect("new communicator");
         if let Some(s) = s {
@@ -279,7 +279,7 @@ pub fn comm_create_multiplex(comm: usize, streams: &[usize]) -> MpiResult<usize>
     runtime::with(|rt| {
         let h = rt.install_comm(
             id,
-            plan.blueprint(Vec::new(), crate::core::info::Info::default()),
+            plan.blueprint(Vec::new(), crate::core::objects::info::Info::default()),
         )?;
         let idx = rt.comm_index(h).expect("new communicator");
         let members = rt.comms.get(idx).expect("new communicator").members();
@@ -292,8 +292,8 @@ pub fn comm_create_multiplex(comm: usize, streams: &[usize]) -> MpiResult<usize>
                     Blueprint {
                         members: members.clone(),
                         remote: None,
-                        errh: crate::core::errhandler::Errh::Return,
-                        info: crate::core::info::Info::default(),
+                        errh: crate::core::objects::errhandler::Errh::Return,
+                        info: crate::core::objects::info::Info::default(),
                         attrs: Vec::new(),
                         topo: None,
                     },
@@ -389,7 +389,7 @@ mod tests {
 
     #[test]
     fn vci_hints_name_a_vci_modulo_the_pool() {
-        use crate::core::info::Info;
+        use crate::core::objects::info::Info;
         let mut i = Info::default();
         assert_eq!(hinted_vci(&i, 4, Some(2)), None);
         i.set("inherit_vci", "true");

@@ -14,14 +14,14 @@
 //! state, not freed, not persistent) qualify. Threads working on communicators mapped to
 //! different VCIs therefore never contend.
 
-use crate::core::comm::CONTEXTS_PER_ID;
 use crate::core::datatype;
-use crate::core::lockq;
-use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
-use crate::core::request::{flag, ReqKind, Request, Status, NO_PARENT};
+use crate::core::objects::comm::CONTEXTS_PER_ID;
+use crate::core::objects::slab::{kind, Slab};
+use crate::core::p2p::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
+use crate::core::p2p::request::{flag, ReqKind, Request, Status, NO_PARENT};
 use crate::core::runtime::{self, READY, READY_DELEGATED, READY_LOCKED};
-use crate::core::slab::{kind, Slab};
-use crate::core::vci::{self, Pool, Queued, VciGuard, VciState, RID_VCI_SHIFT};
+use crate::core::threads::lockq;
+use crate::core::threads::vci::{self, Pool, Queued, VciGuard, VciState, RID_VCI_SHIFT};
 use crate::mpi_abi::consts::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 use crate::platform::wait::Backoff;
@@ -37,7 +37,7 @@ pub const DONE_SEND_HANDLE: usize = (1 << 38) | (1 << 12) | kind::REQUEST;
 /// as it goes): directly...
 const DIRECT: u8 = 0;
 /// ...under the VCI's lock (`global`, `vci`, `lockq`: taken with one compare-and-swap that
-/// also finds no `lockq` work pending; when that fails, `crate::core::lockq`'s out-of-line
+/// also finds no `lockq` work pending; when that fails, `crate::core::threads::lockq`'s out-of-line
 /// `*_contended` entries wait for the lock or, under `lockq`, queue the operation)...
 const LOCKED: u8 = 1;
 /// ...or on the caller's behalf (`csync`, `offload`).
@@ -56,7 +56,7 @@ pub(crate) fn comm_vci(pool: &Pool, comm: usize, peer: i32, tag: i32) -> Option<
     } else {
         match vci::comm_hint(comm) {
             Some(v) if v < pool.len() => Some(v),
-            // Spread over the VCIs by its assertions (`crate::core::spread`).
+            // Spread over the VCIs by its assertions (`crate::core::threads::spread`).
             Some(_) => vci::comm_spread_vci(comm, peer, tag, pool.len()),
             None => None,
         }
@@ -558,7 +558,7 @@ unsafe fn irecv_on(
     }
     // Wildcards on a communicator spread by its assertions: the slow path (which reports
     // those asserted away).
-    if (src | tag) < 0 && crate::core::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0 {
+    if (src | tag) < 0 && crate::core::threads::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0 {
         return None;
     }
     let pattern = Pattern {
@@ -1150,7 +1150,7 @@ pub unsafe fn recv(
             return false;
         };
         if !(rank_in(src, c.size) || src == MPI_ANY_SOURCE)
-            || ((src | tag) < 0 && crate::core::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0)
+            || ((src | tag) < 0 && crate::core::threads::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0)
             || !s.matcher.posted.is_empty()
             || !s.matcher.unexpected.is_empty()
         {
@@ -1470,7 +1470,7 @@ mod tests {
     fn generalized_requests_stay_off_the_fast_paths() {
         // MPI_Grequest_start makes such a request; only the general path runs its callbacks.
         let mut g = Request::new(ReqKind::Generalized, 0);
-        g.extra().grequest = Some(crate::core::request::Grequest {
+        g.extra().grequest = Some(crate::core::p2p::request::Grequest {
             query: 0,
             free: 0,
             cancel: 0,

@@ -8,7 +8,7 @@
 //!   waiting for it;
 //! - `PENDING`: a thread that missed the lock under the `lockq` model queued work (an
 //!   operation descriptor, a parked descriptor, a reserve to refill) that the next holder must
-//!   run (`crate::core::lockq`).
+//!   run (`crate::core::threads::lockq`).
 //!
 //! The uncontended acquisition is `compare_exchange(0, LOCKED)`: it succeeds only when the lock
 //! is free *and* nothing is pending, so a holder that got the lock this way has nothing to

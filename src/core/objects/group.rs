@@ -6,8 +6,8 @@
 //! Set operations and translations look world ranks up through a dense index (world ranks are
 //! small integers), so they are linear in the group sizes.
 
-use crate::core::comm::Comm;
 use crate::core::error::{fail, MpiResult};
+use crate::core::objects::comm::Comm;
 use crate::core::runtime::Runtime;
 use crate::mpi_abi::consts::*;
 

@@ -28,13 +28,13 @@
 //! endpoints, and the agreement of a plain communicator's id lends one mask per process,
 //! which two endpoints of a process cannot share.
 
-use crate::core::comm::{Comm, Endpoints, RankMap, CONTEXTS_PER_ID};
-use crate::core::comm_build::{Agreement, PENDING_CTX};
-use crate::core::errhandler::Errh;
 use crate::core::error::{fail, MpiResult};
-use crate::core::info::Info;
+use crate::core::objects::comm::{Comm, Endpoints, RankMap, CONTEXTS_PER_ID};
+use crate::core::objects::comm_build::{Agreement, PENDING_CTX};
+use crate::core::objects::errhandler::Errh;
+use crate::core::objects::info::Info;
+use crate::core::objects::team::{self, Combine, Round, Team};
 use crate::core::runtime::{self, Runtime};
-use crate::core::team::{self, Combine, Round, Team};
 use crate::mpi_abi::consts::*;
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicUsize, Ordering};

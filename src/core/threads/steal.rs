@@ -23,7 +23,8 @@ use loom::sync::atomic::{AtomicUsize as ClaimCounter, Ordering as ClaimOrdering}
 #[cfg(not(loom))]
 use std::sync::atomic::{AtomicUsize as ClaimCounter, Ordering as ClaimOrdering};
 
-use crate::platform::{cma, config};
+use crate::platform::cma;
+use crate::platform::config::{self, Knob};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -54,9 +55,9 @@ pub struct Settings {
 pub fn settings() -> Settings {
     static S: OnceLock<Settings> = OnceLock::new();
     *S.get_or_init(|| Settings {
-        on: config::int("HYMPI_STEAL") != 0,
-        min: config::int("HYMPI_STEAL_MIN").max(1) as usize,
-        chunk: config::int("HYMPI_STEAL_CHUNK").max(0) as usize,
+        on: config::flag(Knob::Steal),
+        min: config::int(Knob::StealMin) as usize,
+        chunk: config::int(Knob::StealChunk) as usize,
     })
 }
 

@@ -1,21 +1,21 @@
 //! Building and freeing communicators: duplication, splitting, creation from groups,
 //! intercommunicators and their merge. Every constructor is collective; the members agree on
-//! a context id (`core::context`) through internal rounds (`core::team`).
+//! a context id (`core::objects::context`) through internal rounds (`core::objects::team`).
 //!
 //! These functions block and must be called outside `runtime::with` (they enter and leave it
 //! between polls). Attribute callbacks are run by the caller (C-facing layer) before
 //! (`copy`) or after (`delete`) the core work, also outside the runtime.
 
-use crate::core::comm::{Comm, RankMap, RemoteGroup, CONTEXTS_PER_ID, SELF, WORLD};
-use crate::core::context::Outcome;
-use crate::core::errhandler::Errh;
 use crate::core::error::{fail, MpiResult};
-use crate::core::info::Info;
+use crate::core::objects::comm::{Comm, RankMap, RemoteGroup, CONTEXTS_PER_ID, SELF, WORLD};
+use crate::core::objects::context::Outcome;
+use crate::core::objects::errhandler::Errh;
+use crate::core::objects::info::Info;
+use crate::core::objects::team::{self, tag, Bridge, Combine, Round, Team};
 use crate::core::runtime::{self, Runtime};
-use crate::core::team::{self, tag, Bridge, Combine, Round, Team};
 use crate::mpi_abi::consts::*;
 
-/// A context-id agreement in progress (see `core::context` for the algorithm).
+/// A context-id agreement in progress (see `core::objects::context` for the algorithm).
 #[derive(Debug)]
 pub struct Agreement {
     team: Team,
@@ -63,7 +63,7 @@ impl Agreement {
     fn step(&mut self, rt: &mut Runtime) -> MpiResult<Option<u32>> {
         if self.team.ranks.len() == 1 && self.bridge.is_none() && self.count == 1 {
             // This process alone: any id free here will do, and it must not wait behind a
-            // round that lent the mask (see `core::context`).
+            // round that lent the mask (see `core::objects::context`).
             return match rt.contexts.take_local() {
                 Some(id) => Ok(Some(id)),
                 None if rt.contexts.free_count() == 0 => fail(
@@ -129,7 +129,7 @@ pub struct Blueprint {
     /// Attributes (already copied by the caller).
     pub attrs: Vec<(i32, usize)>,
     /// Virtual topology.
-    pub topo: Option<std::sync::Arc<crate::core::topo::Topology>>,
+    pub topo: Option<std::sync::Arc<crate::core::objects::topo::Topology>>,
 }
 
 /// Context of a reserved communicator entry (never a real context: ids are below
@@ -232,8 +232,8 @@ impl Runtime {
         if let Some(a) = &c.stream {
             self.detach_streams(a);
         }
-        crate::core::vci::pin(c.context_id(), None);
-        crate::core::spread::set(c.context_id(), 0);
+        crate::core::threads::vci::pin(c.context_id(), None);
+        crate::core::threads::spread::set(c.context_id(), 0);
         self.contexts.release(c.context_id());
     }
 
@@ -302,7 +302,7 @@ pub struct DupPlan {
     pub errh: Errh,
     /// Parent's hints.
     pub info: Info,
-    topo: Option<std::sync::Arc<crate::core::topo::Topology>>,
+    topo: Option<std::sync::Arc<crate::core::objects::topo::Topology>>,
 }
 
 /// Reads what a duplicate of communicator handle `h` needs.
@@ -404,7 +404,7 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
         );
     }
     if runtime::with(|rt| Ok(rt.is_endpoint_comm(h)))? {
-        return crate::core::endpoints::split(h, color, key_, Vec::new(), Info::default());
+        return crate::core::threads::endpoints::split(h, color, key_, Vec::new(), Info::default());
     }
     let inter = runtime::with(|rt| Ok(rt.comm_plain(h)?.1.is_inter()))?;
     if inter {
@@ -872,7 +872,7 @@ pub fn split_type(
         }
         return split_type(h, MPI_COMM_TYPE_HW_GUIDED, key_, info);
     }
-    use crate::core::hwtopo::{containing_objects, level_of, LEVELS};
+    use crate::core::runtime::hwtopo::{containing_objects, level_of, LEVELS};
     let node = runtime::with(|rt| {
         rt.comm(h)?; // plain or endpoint communicators (`split` tells them apart)
         Ok(node_color(rt))

@@ -4,26 +4,30 @@
 //! Access goes through [`with`]. Under `MPI_THREAD_SINGLE`, `FUNNELED` and `SERIALIZED` the
 //! application guarantees one caller at a time, so no lock is taken; under
 //! `MPI_THREAD_MULTIPLE` the global mutex plus every VCI lock serialise callers of the slow path,
-//! while the fast paths of `crate::core::fastpath` take one VCI lock only (see
-//! `crate::core::vci`).
+//! while the fast paths of `crate::core::p2p::fastpath` take one VCI lock only (see
+//! `crate::core::threads::vci`).
 //! Waiting calls release the state between polls ([`wait_for`]), so other threads progress.
 
-use crate::core::attr::Keyvals;
-use crate::core::bsend::BsendBuffers;
-use crate::core::comm::{Comm, RankMap, CONTEXTS_PER_ID, SELF, WORLD};
-use crate::core::context::ContextPool;
-use crate::core::copy_choice::CopyChoice;
-use crate::core::errhandler::{Errh, UserErrh};
+pub mod hwtopo;
+pub mod tool;
+
 use crate::core::error::ErrObj;
 use crate::core::error::{fail, MpiError, MpiResult};
-use crate::core::group::Group;
-use crate::core::matching::Unexpected;
-use crate::core::request::Request;
-use crate::core::slab::{kind, Slab};
-use crate::core::vci::{self, Matchers, Pool, Requests};
+use crate::core::objects::attr::Keyvals;
+use crate::core::objects::comm::{Comm, RankMap, CONTEXTS_PER_ID, SELF, WORLD};
+use crate::core::objects::context::ContextPool;
+use crate::core::objects::errhandler::{Errh, UserErrh};
+use crate::core::objects::group::Group;
+use crate::core::objects::slab::{kind, Slab};
+use crate::core::p2p::bsend::BsendBuffers;
+use crate::core::p2p::copy_choice::CopyChoice;
+use crate::core::p2p::matching::Unexpected;
+use crate::core::p2p::request::Request;
+use crate::core::threads::vci::{self, Matchers, Pool, Requests};
 use crate::mpi_abi::consts::*;
 use crate::platform::bootstrap::{self, Bootstrap};
-use crate::platform::{config, wait};
+use crate::platform::config::{self, Knob, Setting};
+use crate::platform::wait;
 use crate::transport::shm::engine_ref::{self, EngineBox};
 use crate::transport::shm::ShmEngine;
 use parking_lot::lock_api::RawMutex as _;
@@ -68,7 +72,7 @@ pub struct Runtime {
     pub copy_choice: CopyChoice,
     /// Scratch list of send tokens completed by the transport.
     pub completions: Vec<u64>,
-    /// Large receives being copied in stealable chunks (`core::steal`).
+    /// Large receives being copied in stealable chunks (`core::threads::steal`).
     pub copies: Vec<crate::core::p2p::PendingCopy>,
     /// `MPI_Get_processor_name`.
     pub processor_name: String,
@@ -92,7 +96,7 @@ pub struct Runtime {
     /// User reduction operations (the predefined ones are not stored).
     pub ops: Slab<crate::core::op::UserOp>,
     /// Streams (`MPIX_Stream_create`).
-    pub streams: crate::core::stream::Streams,
+    pub streams: crate::core::threads::stream::Streams,
 }
 
 /// An operation the progress engine advances until it reports completion.
@@ -185,9 +189,9 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
     // at a time (thread level below MULTIPLE); READY_LOCKED means the lock is now held. Either
     // way this is the only reference to the runtime.
     let rt = unsafe { &mut **G.rt.get() };
-    if crate::core::lockq::on() {
+    if crate::core::threads::lockq::on() {
         // Every VCI lock is held: run the operations queued by threads that missed one first.
-        crate::core::lockq::drain_all(rt);
+        crate::core::threads::lockq::drain_all(rt);
     }
     f(rt)
 }
@@ -236,9 +240,9 @@ fn wait_marked<R>(
     // This wait has published "waiting" (node peers then stream or split large copies with
     // us), so it must withdraw it however it leaves.
     let mut marked = published;
-    let mut counted: Option<crate::core::steal::Waiting> = None;
+    let mut counted: Option<crate::core::threads::steal::Waiting> = None;
     // Only threads of a MULTIPLE process can help each other.
-    let steal = crate::core::steal::settings().on && locked_state(fast_state());
+    let steal = crate::core::threads::steal::settings().on && locked_state(fast_state());
     loop {
         let polled = with(|rt| {
             let polled = (|| {
@@ -265,9 +269,9 @@ fn wait_marked<R>(
         if steal {
             // Waiting threads copy chunks of large receives (their own or others').
             if counted.is_none() {
-                counted = Some(crate::core::steal::Waiting::start());
+                counted = Some(crate::core::threads::steal::Waiting::start());
             }
-            if crate::core::steal::help() {
+            if crate::core::threads::steal::help() {
                 backoff.reset();
                 continue;
             }
@@ -337,7 +341,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
             // SAFETY: state is BUSY, so no other thread reads `rt` until the store below.
             unsafe { *G.rt.get() = Box::into_raw(rt) };
             IS_MAIN.with(|m| m.set(true));
-            let async_progress = crate::core::async_progress::requested();
+            let async_progress = crate::core::threads::async_progress::requested();
             let state = if provided == MPI_THREAD_MULTIPLE || async_progress {
                 match vci::queued() {
                     vci::Queued::Csync | vci::Queued::Offload => READY_DELEGATED,
@@ -350,9 +354,9 @@ pub fn init(required: i32) -> MpiResult<i32> {
             let offload =
                 provided == MPI_THREAD_MULTIPLE && vci::thread_model() == vci::ThreadModel::Offload;
             if async_progress || offload {
-                crate::core::async_progress::start();
+                crate::core::threads::async_progress::start();
             }
-            if offload && crate::core::async_progress::running() {
+            if offload && crate::core::threads::async_progress::running() {
                 vci::set_queued(vci::Queued::Offload);
                 G.state.store(READY_DELEGATED, Ordering::Release);
             }
@@ -412,8 +416,9 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     }
     let nlocal = locals.len();
     let oversubscribed = nlocal > wait::node_cpus();
-    let spin = match config::text("HYMPI_SPIN").as_str() {
-        "auto" | "" => {
+    let spin = match config::setting(Knob::Spin) {
+        Setting::Value(v) => v as u32,
+        _ => {
             // With MPI_THREAD_MULTIPLE on one CPU's worth of the node, a waiting thread
             // spins only briefly: another thread of this process may need the CPU to make
             // the progress it waits for.
@@ -426,7 +431,6 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
                 2000
             }
         }
-        v => v.parse().unwrap_or(2000),
     };
     wait::set_spin_limit(spin);
 
@@ -450,15 +454,15 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         None
     };
     let eager_max = match &shm {
-        Some(s) => (config::int("HYMPI_EAGER_MAX").max(0) as usize).min(s.payload_cap()),
-        None => config::int("HYMPI_EAGER_MAX").max(0) as usize,
+        Some(s) => (config::int(Knob::EagerMax) as usize).min(s.payload_cap()),
+        None => config::int(Knob::EagerMax) as usize,
     };
-    // Auto: measured per size class (`core::copy_choice`); a size fixes the limit, 0 turns
+    // Auto: measured per size class (`core::p2p::copy_choice`); a size fixes the limit, 0 turns
     // streaming off.
-    let copy_choice = match (&shm, config::text("HYMPI_STREAM_MAX").trim()) {
+    let copy_choice = match (&shm, config::setting(Knob::StreamMax)) {
         (None, _) => CopyChoice::fixed(0),
-        (Some(_), "auto") => CopyChoice::measured(),
-        (Some(_), v) => CopyChoice::fixed(v.parse().unwrap_or(0)),
+        (Some(_), Setting::Value(v)) => CopyChoice::fixed(v as usize),
+        (Some(_), _) => CopyChoice::measured(),
     };
 
     let mut comms = Slab::new(kind::COMM);
@@ -483,7 +487,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     if thread_level == MPI_THREAD_MULTIPLE {
         match vci::thread_model() {
             vci::ThreadModel::Lockq => {
-                crate::core::lockq::install(pool);
+                crate::core::threads::lockq::install(pool);
                 vci::set_queued(vci::Queued::Lockq);
             }
             vci::ThreadModel::Csync => vci::set_queued(vci::Queued::Csync),
@@ -498,10 +502,10 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         reqs: {
             let mut reqs = Requests::new(pool);
             let done = reqs.insert(0, Request::done_send());
-            assert_eq!(done, Some(crate::core::request::DONE_SEND));
+            assert_eq!(done, Some(crate::core::p2p::request::DONE_SEND));
             assert_eq!(
-                reqs.handle(crate::core::request::DONE_SEND),
-                crate::core::fastpath::DONE_SEND_HANDLE
+                reqs.handle(crate::core::p2p::request::DONE_SEND),
+                crate::core::p2p::fastpath::DONE_SEND_HANDLE
             );
             reqs
         },
@@ -514,7 +518,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         local_of_world,
         bsend: BsendBuffers::default(),
         eager_max,
-        split_min: match config::int("HYMPI_CMA_SPLIT_MIN") {
+        split_min: match config::int(Knob::CmaSplitMin) {
             n if n <= 0 => usize::MAX,
             n => n as usize,
         },
@@ -529,9 +533,9 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         background: Vec::new(),
         predefined_type_attrs: Default::default(),
         types: Slab::new(kind::DATATYPE),
-        dt_iov_min: match config::text("HYMPI_DT_IOV_MIN").trim() {
-            "off" | "" => usize::MAX,
-            v => v.parse().unwrap_or(usize::MAX),
+        dt_iov_min: match config::setting(Knob::DtIovMin) {
+            Setting::Value(v) => v as usize,
+            _ => usize::MAX,
         },
         ops: Slab::new(kind::OP),
         streams: Default::default(),
@@ -549,7 +553,7 @@ pub fn finalize() -> MpiResult<()> {
         G.state.store(READY_LOCKED, Ordering::Release);
         vci::set_queued(vci::Queued::None);
     }
-    crate::core::async_progress::stop();
+    crate::core::threads::async_progress::stop();
     vci::set_leaf_way(vci::LeafWay::Closed);
     let prev = G.state.swap(BUSY, Ordering::AcqRel);
     if prev != READY && !locked_state(prev) {
@@ -569,13 +573,13 @@ pub fn finalize() -> MpiResult<()> {
     }
     // SAFETY: state is BUSY: no thread can reach the runtime any more.
     let rt = unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
-    if crate::platform::config::int("HYMPI_STATS") != 0 {
-        eprintln!("{}", crate::core::steal::stats_line(rt.world_rank));
+    if config::flag(Knob::Stats) {
+        eprintln!("{}", crate::core::threads::steal::stats_line(rt.world_rank));
         if let Some(line) = rt.copy_choice.stats_line(rt.world_rank) {
             eprintln!("{line}");
         }
-        if crate::core::lockq::on() {
-            eprintln!("{}", crate::core::lockq::stats_line(rt.world_rank));
+        if crate::core::threads::lockq::on() {
+            eprintln!("{}", crate::core::threads::lockq::stats_line(rt.world_rank));
         }
         if vci::queued() == vci::Queued::Csync {
             let (served, handed) = rt.vcis.combining_counts();
@@ -586,7 +590,7 @@ pub fn finalize() -> MpiResult<()> {
         }
     }
     drop(rt);
-    crate::core::lockq::clear();
+    crate::core::threads::lockq::clear();
     vci::set_queued(vci::Queued::None);
     if let Some(p) = vci::pool() {
         p.clear();
@@ -655,7 +659,7 @@ impl Runtime {
     }
 
     /// Resolves a communicator handle; `MPI_ERR_COMM` when invalid. A thread communicator's
-    /// handle resolves to the calling thread's endpoint (`core::endpoints`).
+    /// handle resolves to the calling thread's endpoint (`core::threads::endpoints`).
     #[inline(always)]
     pub fn comm(&self, h: usize) -> MpiResult<(u32, &Comm)> {
         match self
@@ -672,7 +676,7 @@ impl Runtime {
     /// The calling thread's endpoint of thread communicator `idx`.
     #[cold]
     fn thread_endpoint(&self, idx: u32) -> MpiResult<(u32, &Comm)> {
-        match crate::core::endpoints::bound_endpoint(idx)
+        match crate::core::threads::endpoints::bound_endpoint(idx)
             .and_then(|e| self.comms.get(e).map(|c| (e, c)))
         {
             Some(x) => Ok(x),
@@ -783,8 +787,8 @@ fn agree_lanes(
 ) -> MpiResult<usize> {
     let key = format!("shm-lanes-{host}");
     if me == 0 {
-        let want = match config::int("HYMPI_SHM_LANES") {
-            n if n > 0 => n as usize,
+        let want = match config::setting(Knob::ShmLanes) {
+            Setting::Value(n) => n as usize,
             _ if thread_level == MPI_THREAD_MULTIPLE => vci::default_count(true),
             _ => 1,
         }

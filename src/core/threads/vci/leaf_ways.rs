@@ -1,4 +1,4 @@
-//! The leaf fast paths' ways into the VCIs (`crate::core::leaf`), kept in one static so that
+//! The leaf fast paths' ways into the VCIs (`crate::core::p2p::leaf`), kept in one static so that
 //! one address reaches them all:
 //! - **direct**: VCI 0's state while MPI runs below `MPI_THREAD_MULTIPLE` (runtime state
 //!   `READY`) on a pool of one VCI; one load and no lock;
@@ -261,7 +261,10 @@ mod tests {
         // SAFETY: (test) as above.
         assert!(unsafe { locked.direct() }.is_none() && locked.locked());
         let mut state = VciState {
-            reqs: crate::core::slab::Slab::tagged(crate::core::slab::kind::REQUEST, 0),
+            reqs: crate::core::objects::slab::Slab::tagged(
+                crate::core::objects::slab::kind::REQUEST,
+                0,
+            ),
             matcher: Default::default(),
             comms: Vec::new(),
             peer_tables: Vec::new(),

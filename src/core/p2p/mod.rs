@@ -6,15 +6,23 @@
 //! receive matches); to a rank on the node, through [`ShmEngine`] (eager cells below
 //! `eager_max`, rendezvous above).
 
-use crate::core::bsend::{BsendBuffer, Space};
-use crate::core::comm::Comm;
-use crate::core::copy_choice::CopyKind;
+pub mod bsend;
+pub mod copy_choice;
+pub mod fastpath;
+pub mod leaf;
+pub mod matching;
+pub mod part;
+pub mod request;
+
 use crate::core::datatype::{Layout, TypeInfo};
 use crate::core::error::{fail, MpiResult};
-use crate::core::matching::{Envelope, Pattern, Payload, Posted, Unexpected, RTS_STREAM};
-use crate::core::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
+use crate::core::objects::comm::Comm;
+use crate::core::p2p::bsend::{BsendBuffer, Space};
+use crate::core::p2p::copy_choice::CopyKind;
+use crate::core::p2p::matching::{Envelope, Pattern, Payload, Posted, Unexpected, RTS_STREAM};
+use crate::core::p2p::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
+use crate::core::runtime::tool::timestamp_ns;
 use crate::core::runtime::Runtime;
-use crate::core::tool::timestamp_ns;
 use crate::mpi_abi::consts::*;
 use crate::transport::shm::engine_ref::{self, EngineBox};
 use crate::transport::shm::{Incoming, Outgoing, ShmEngine};
@@ -103,14 +111,14 @@ pub struct RecvArgs {
     pub layout: Option<Layout>,
 }
 
-/// A rendezvous receive being copied in stealable chunks (`core::steal`): completed, and the
+/// A rendezvous receive being copied in stealable chunks (`core::threads::steal`): completed, and the
 /// sender told, once every chunk is done.
 #[derive(Debug)]
 pub struct PendingCopy {
     /// The receive request.
     pub rid: u32,
     /// Its copy.
-    pub job: std::sync::Arc<crate::core::steal::CopyJob>,
+    pub job: std::sync::Arc<crate::core::threads::steal::CopyJob>,
     /// The sender's local rank.
     pub src_local: u32,
     /// The sender's request token (for `Fin`).
@@ -187,10 +195,10 @@ pub fn check_send_tag(tag: i32) -> MpiResult<()> {
 }
 
 /// Checks that a receive or probe on `c` does not use a wildcard the communicator's
-/// assertions ruled out (a communicator spread over the VCIs, `crate::core::spread`).
+/// assertions ruled out (a communicator spread over the VCIs, `crate::core::threads::spread`).
 #[inline(always)]
 pub fn check_spread(c: &Comm, src: i32, tag: i32) -> MpiResult<()> {
-    match crate::core::spread::check_wildcards(c.context_id(), src, tag) {
+    match crate::core::threads::spread::check_wildcards(c.context_id(), src, tag) {
         Ok(()) => Ok(()),
         Err((class, msg)) => fail(class, format!("{msg} ({})", c.name)),
     }
@@ -253,7 +261,7 @@ impl Runtime {
         };
         if p.extra.as_ref().is_some_and(|e| e.part.is_some()) {
             // A segment of a partitioned request.
-            return crate::core::part::segment_done(self, parent, status);
+            return crate::core::p2p::part::segment_done(self, parent, status);
         }
         if kind == ReqKind::Recv {
             p.status = status;
@@ -699,11 +707,11 @@ impl Runtime {
             return self.recv_rendezvous_v(shm, rid, env, src_local, sreq, addr, total, nseg);
         }
         let n = (total as usize).min(r.cap);
-        let steal = crate::core::steal::settings();
+        let steal = crate::core::threads::steal::settings();
         let waiting = shm.peer_waiting(src_local);
         let cma = shm.cma_enabled();
         // A waiting sender can stream its message; whether that beats a CMA copy depends on
-        // the machine, so it is measured (`core::copy_choice`) unless a limit was set.
+        // the machine, so it is measured (`core::p2p::copy_choice`) unless a limit was set.
         let timed = waiting && cma && n > 0 && self.copy_choice.is_measured();
         let kind = if timed {
             self.copy_choice.start(n, timestamp_ns())
@@ -718,7 +726,7 @@ impl Runtime {
             && self.thread_level == MPI_THREAD_MULTIPLE
             && shm.cma_enabled()
             && n >= steal.min
-            && crate::core::steal::helpers_available()
+            && crate::core::threads::steal::helpers_available()
         {
             // The sender is busy elsewhere (when it waits, it copies half itself: the split
             // below) and another thread of this process waits inside MPI: copy in chunks it
@@ -726,12 +734,12 @@ impl Runtime {
             // SAFETY: the receive buffer holds `cap` >= n bytes and stays valid until the
             // request completes, which `progress_copies` does only after every chunk.
             let job = std::sync::Arc::new(unsafe {
-                crate::core::steal::CopyJob::new(
+                crate::core::threads::steal::CopyJob::new(
                     shm.pid_of(src_local),
                     addr,
                     r.buf,
                     n,
-                    crate::core::steal::chunk_for(n, steal.chunk),
+                    crate::core::threads::steal::chunk_for(n, steal.chunk),
                 )
             });
             r.status = Status {
@@ -745,7 +753,7 @@ impl Runtime {
                 bytes: n as u64,
                 cancelled: false,
             };
-            crate::core::steal::publish(&job);
+            crate::core::threads::steal::publish(&job);
             if timed {
                 self.copy_choice.abandon(n, timestamp_ns());
             }
@@ -1218,7 +1226,7 @@ fn pack(buf: *const u8, span: usize, unit: TypeInfo) -> Vec<u8> {
 
 /// Spreads a packed receive into the user's buffer once it completed.
 #[cold]
-fn unpack_on_completion(r: &mut crate::core::request::Request) {
+fn unpack_on_completion(r: &mut crate::core::p2p::request::Request) {
     let bytes = r.status.bytes as usize;
     let e = r.extra.as_mut().unwrap();
     let Some((dst, unit)) = e.unpack.take() else {
@@ -1232,7 +1240,7 @@ fn unpack_on_completion(r: &mut crate::core::request::Request) {
 
 /// Unpacks `data` as bytes `[off, off + data.len())` of noncontiguous receive `r`.
 #[cold]
-fn deliver_layout(r: &mut crate::core::request::Request, off: usize, data: &[u8]) {
+fn deliver_layout(r: &mut crate::core::p2p::request::Request, off: usize, data: &[u8]) {
     let base = r.buf as usize;
     let l = r
         .extra
@@ -1250,7 +1258,7 @@ fn deliver_layout(r: &mut crate::core::request::Request, off: usize, data: &[u8]
 /// to `IOV_MAX` segments on either side.
 fn vectored_read(
     shm: &ShmEngine,
-    r: &crate::core::request::Request,
+    r: &crate::core::p2p::request::Request,
     src: u32,
     addr: u64,
     n: usize,

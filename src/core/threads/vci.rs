@@ -14,17 +14,18 @@
 //! - a **fast path** ([`VciGuard`], [`with_vci`]) holds only its VCI's lock (no lock below MULTIPLE) and
 //!   touches nothing but that VCI: operations on one communicator from different threads on
 //!   different VCIs run in parallel. Fast paths handle the common simple cases (see
-//!   `crate::core::fastpath`) and leave everything else to the slow path.
+//!   `crate::core::p2p::fastpath`) and leave everything else to the slow path.
 //!
 //! Request indices (`rid`) carry their VCI: `rid = vci << RID_VCI_SHIFT | index`; request
 //! handles carry it in their slab tag.
 
-use crate::core::comm::CONTEXTS_PER_ID;
-use crate::core::csync::{Combining, Resource};
-use crate::core::matching::Matcher;
-use crate::core::request::Request;
-use crate::core::slab::{kind, Slab};
-use crate::core::vci_lock::VciLock;
+use crate::core::objects::comm::CONTEXTS_PER_ID;
+use crate::core::objects::slab::{kind, Slab};
+use crate::core::p2p::matching::Matcher;
+use crate::core::p2p::request::Request;
+use crate::core::threads::csync::{Combining, Resource};
+use crate::core::threads::vci_lock::VciLock;
+use crate::platform::config::{self, Knob};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU8, Ordering};
 
@@ -155,7 +156,7 @@ static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
 /// communicator cache, so a stale hint only costs a trip to the slow path.
 static COMM_VCI: [AtomicU8; COMM_HINTS] = [const { AtomicU8::new(0) }; COMM_HINTS];
 const COMM_HINTS: usize = 4096;
-/// [`COMM_VCI`] of a communicator spread over the VCIs (`crate::core::spread`): its VCI
+/// [`COMM_VCI`] of a communicator spread over the VCIs (`crate::core::threads::spread`): its VCI
 /// depends on each message's source and tag.
 const SPREAD_MARK: u8 = u8::MAX;
 /// Context id of each communicator marked [`SPREAD_MARK`].
@@ -207,13 +208,13 @@ impl Pool {
 
     /// The VCI where a message with source `src` and tag `tag` on wire context `ctx` is
     /// matched: the spread VCI of a communicator whose assertions spread it
-    /// (`crate::core::spread`), else the context's VCI ([`Pool::vci_of_ctx`]).
+    /// (`crate::core::threads::spread`), else the context's VCI ([`Pool::vci_of_ctx`]).
     #[inline(always)]
     pub fn vci_of_msg(&self, ctx: u32, src: i32, tag: i32) -> usize {
         if self.slots.len() == 1 {
             return 0;
         }
-        match crate::core::spread::vci_of_msg(ctx, src, tag, self.slots.len()) {
+        match crate::core::threads::spread::vci_of_msg(ctx, src, tag, self.slots.len()) {
             Some(v) => v,
             None => self.vci_of_ctx(ctx),
         }
@@ -292,8 +293,8 @@ impl Pool {
 
 /// Context id to VCI + 1 for the communicators of streams (`MPIX_Stream_comm_create`);
 /// 0: not pinned. Set before the id carries traffic, cleared when it is released.
-static PINNED: [AtomicU8; crate::core::context::MAX_IDS as usize] =
-    [const { AtomicU8::new(0) }; crate::core::context::MAX_IDS as usize];
+static PINNED: [AtomicU8; crate::core::objects::context::MAX_IDS as usize] =
+    [const { AtomicU8::new(0) }; crate::core::objects::context::MAX_IDS as usize];
 
 /// Whether context id `id` is pinned to a VCI ([`pin`]).
 pub fn pinned(id: u32) -> bool {
@@ -317,11 +318,11 @@ pub fn pin(id: u32, v: Option<usize>) {
 pub enum Queued {
     /// `vci` or `global` (or below `MPI_THREAD_MULTIPLE`): the VCI lock alone.
     None = 0,
-    /// `lockq` (`crate::core::lockq`).
+    /// `lockq` (`crate::core::threads::lockq`).
     Lockq = 1,
-    /// `csync` (`crate::core::csync`).
+    /// `csync` (`crate::core::threads::csync`).
     Csync = 2,
-    /// `offload`, with its communication thread running (`crate::core::offload`).
+    /// `offload`, with its communication thread running (`crate::core::threads::offload`).
     Offload = 3,
 }
 
@@ -406,7 +407,7 @@ impl<'a> VciGuard<'a> {
 
     /// Enters VCI `v` under its lock if the lock is free now and no work is pending for its
     /// holder (one compare-and-swap; the fast paths' acquisition under every lock-based
-    /// model, `crate::core::vci_lock`).
+    /// model, `crate::core::threads::vci_lock`).
     #[inline(always)]
     pub fn try_enter_clean(pool: &'a Pool, v: usize) -> Option<Self> {
         let slot = &pool.slots[v];
@@ -495,7 +496,7 @@ impl VciGuard<'_> {
 pub unsafe fn run_delegated(pool: &Pool, v: usize, f: &mut impl FnMut(&mut VciState)) {
     if queued() == Queued::Offload {
         // SAFETY: forwarded from the caller.
-        unsafe { crate::core::offload::run(v, f) }
+        unsafe { crate::core::threads::offload::run(v, f) }
     } else {
         // SAFETY: forwarded from the caller.
         unsafe { run_combined(pool, v, f) }
@@ -507,7 +508,7 @@ pub unsafe fn run_delegated(pool: &Pool, v: usize, f: &mut impl FnMut(&mut VciSt
 #[inline(always)]
 pub fn enter_queued(pool: &Pool, v: usize, q: Queued) -> Option<VciGuard<'_>> {
     match q {
-        Queued::Lockq => crate::core::lockq::enter(pool, v),
+        Queued::Lockq => crate::core::threads::lockq::enter(pool, v),
         Queued::Csync => Some(VciGuard::enter_combining(pool, v)),
         Queued::Offload | Queued::None => Some(VciGuard::enter(pool, v, true)),
     }
@@ -547,7 +548,7 @@ pub fn comm_hint(h: usize) -> Option<usize> {
 }
 
 /// The VCI of a message to or from rank `peer` with tag `tag` on communicator handle `h`
-/// when [`comm_hint`] marks it spread (`crate::core::spread`); `None` otherwise, or for a
+/// when [`comm_hint`] marks it spread (`crate::core::threads::spread`); `None` otherwise, or for a
 /// wildcard the communicator asserted away (the slow path reports it).
 #[inline]
 pub fn comm_spread_vci(h: usize, peer: i32, tag: i32, n: usize) -> Option<usize> {
@@ -556,9 +557,9 @@ pub fn comm_spread_vci(h: usize, peer: i32, tag: i32, n: usize) -> Option<usize>
         return None;
     }
     let id = COMM_ID.get(idx)?.load(Ordering::Relaxed);
-    match crate::core::spread::mode(id) {
+    match crate::core::threads::spread::mode(id) {
         0 => None,
-        m => crate::core::spread::vci(id, m, peer, tag, n),
+        m => crate::core::threads::spread::vci(id, m, peer, tag, n),
     }
 }
 
@@ -711,7 +712,7 @@ impl Matchers {
     /// take a fast path.
     pub fn remember_comm(&mut self, c: FastComm, peers: Option<std::sync::Arc<[u32]>>) {
         let id = c.ctx / CONTEXTS_PER_ID;
-        let spread = crate::core::spread::mode(id) != 0;
+        let spread = crate::core::threads::spread::mode(id) != 0;
         // A spread communicator is known to every VCI: its messages may be on any.
         let (first, last) = if spread {
             (0, self.pool.len() - 1)
@@ -741,8 +742,8 @@ impl Matchers {
             };
             s.comms.push(c);
         }
-        if crate::core::lockq::on() {
-            crate::core::lockq::publish(&c);
+        if crate::core::threads::lockq::on() {
+            crate::core::threads::lockq::publish(&c);
         }
         let mark = if spread {
             if let Some(i) = COMM_ID.get(c.idx as usize) {
@@ -806,7 +807,7 @@ impl Matchers {
             }
         }
         a.matcher.unexpected = kept;
-        let mut kept = crate::core::matching::PostedQueue::default();
+        let mut kept = crate::core::p2p::matching::PostedQueue::default();
         for p in a.matcher.posted.drain(..) {
             if p.pattern.ctx / CONTEXTS_PER_ID == id {
                 b.matcher.posted.push_back(p);
@@ -822,7 +823,7 @@ impl Matchers {
         if let Some(h) = COMM_VCI.get(idx as usize) {
             h.store(0, Ordering::Relaxed);
         }
-        crate::core::lockq::retract(idx);
+        crate::core::threads::lockq::retract(idx);
         for v in 0..self.pool.len() {
             // SAFETY: as in `of_msg`.
             let s = unsafe { self.pool.state(v) };
@@ -848,13 +849,13 @@ pub enum ThreadModel {
     /// A lock per VCI (the default).
     Vci,
     /// A lock per VCI, tried; a nonblocking call that misses it queues its operation for the
-    /// lock holder (`crate::core::lockq`).
+    /// lock holder (`crate::core::threads::lockq`).
     Lockq,
     /// A lock per VCI behind a combining queue: a thread that finds the VCI busy announces
-    /// its operation and the lock holder runs it (`crate::core::csync`).
+    /// its operation and the lock holder runs it (`crate::core::threads::csync`).
     Csync,
     /// A lock per VCI, taken on initiation by a communication thread only: threads hand their
-    /// `MPI_Isend`/`MPI_Irecv` to it (`crate::core::offload`).
+    /// `MPI_Isend`/`MPI_Irecv` to it (`crate::core::threads::offload`).
     Offload,
 }
 
@@ -863,7 +864,7 @@ pub enum ThreadModel {
 pub fn thread_model() -> ThreadModel {
     static M: std::sync::OnceLock<ThreadModel> = std::sync::OnceLock::new();
     *M.get_or_init(|| {
-        let name = crate::platform::config::text("HYMPI_THREAD_MODEL");
+        let name = config::text(Knob::ThreadModel);
         parse_thread_model(&name).unwrap_or_else(|| {
             eprintln!(
                 "hympi: HYMPI_THREAD_MODEL={} is not available (implemented: global, vci, lockq, csync, offload); using vci",
@@ -875,7 +876,7 @@ pub fn thread_model() -> ThreadModel {
 }
 
 /// The thread models by name, the default first (also the items of the `MPI_T` enumeration
-/// of `HYMPI_THREAD_MODEL`, `crate::core::tool`).
+/// of `HYMPI_THREAD_MODEL`, `crate::core::runtime::tool`).
 pub const THREAD_MODELS: [(&str, ThreadModel); 5] = [
     ("vci", ThreadModel::Vci),
     ("global", ThreadModel::Global),
@@ -899,8 +900,8 @@ pub fn default_count(multiple: bool) -> usize {
     if !multiple || thread_model() == ThreadModel::Global {
         return 1;
     }
-    match crate::platform::config::int("HYMPI_NUM_VCIS") {
-        n if n > 0 => (n as usize).min(MAX_VCIS),
+    match config::setting(Knob::NumVcis) {
+        config::Setting::Value(n) => (n as usize).min(MAX_VCIS),
         _ => std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1)
@@ -914,11 +915,11 @@ mod tests {
 
     #[test]
     fn spreading_moves_waiting_messages_to_their_vcis_in_order() {
-        use crate::core::matching::{Envelope, Payload, Unexpected};
-        use crate::core::spread;
+        use crate::core::p2p::matching::{Envelope, Payload, Unexpected};
+        use crate::core::threads::spread;
         let pool = Pool::install(4, 64);
         let mut m = Matchers::new(pool);
-        let id = crate::core::context::MAX_IDS - 5;
+        let id = crate::core::objects::context::MAX_IDS - 5;
         let ctx = id * CONTEXTS_PER_ID;
         let from = pool.vci_of_ctx(ctx);
         let msg = |ctx: u32, tag: i32, byte: u8| Unexpected {
@@ -969,7 +970,7 @@ mod tests {
         let pool = Pool::install(3, 64);
         let mut reqs = Requests::new(pool);
         let a = reqs
-            .insert(2, Request::new(crate::core::request::ReqKind::Recv, 0))
+            .insert(2, Request::new(crate::core::p2p::request::ReqKind::Recv, 0))
             .unwrap();
         assert_eq!(vci_of_rid(a), 2);
         let h = reqs.handle(a);

@@ -11,7 +11,7 @@
 //! It can be read and modified like any info object, but not freed.
 
 use crate::core::error::{fail, MpiResult};
-use crate::core::slab::{kind, Slab};
+use crate::core::objects::slab::{kind, Slab};
 use crate::mpi_abi::consts::*;
 use parking_lot::Mutex;
 

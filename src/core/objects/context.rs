@@ -2,7 +2,7 @@
 //! them is using, even when several threads of a process create communicators at once.
 //!
 //! Each process keeps a bit mask of the ids it has free (`ContextPool`). To create a
-//! communicator, its future members AND their masks together (an allreduce, `core::team`)
+//! communicator, its future members AND their masks together (an allreduce, `core::objects::team`)
 //! and take the lowest id left: it is free in every member, so no member can confuse the new
 //! communicator's traffic with another's. Freed communicators return their id to the mask.
 //!

@@ -3,7 +3,7 @@
 //! baseline of Amer et al., "Software Combining to Mitigate Multithreaded MPI Contention"
 //! (ICS '19), §2.3, Fig. 1c.
 //!
-//! The communication thread is the asynchronous progress thread (`crate::core::async_progress`),
+//! The communication thread is the asynchronous progress thread (`crate::core::threads::async_progress`),
 //! which under this model never sleeps: each round it serves every posted operation, then
 //! polls the progress engine. A nonblocking fast-path call (`MPI_Isend`, `MPI_Irecv`) wraps its
 //! body in a closure, pushes a [`Post`] holding it (on the caller's stack) on the process's
@@ -173,7 +173,7 @@ fn inbox() -> &'static Inbox {
 /// # Safety
 /// `f` must not depend on the identity of its thread; the caller must not be inside the slow
 /// path.
-pub unsafe fn run(v: usize, f: &mut impl FnMut(&mut crate::core::vci::VciState)) {
+pub unsafe fn run(v: usize, f: &mut impl FnMut(&mut crate::core::threads::vci::VciState)) {
     // SAFETY: `serve_process` runs every job on VCI state (`VciState`); thread independence is
     // the caller's; the communication thread runs while the model is on.
     unsafe { inbox().post_and_wait(v, f) };
@@ -182,15 +182,15 @@ pub unsafe fn run(v: usize, f: &mut impl FnMut(&mut crate::core::vci::VciState))
 /// Serves the process's inbox (the communication thread's turn): every post runs on its VCI
 /// under the VCI's lock. Returns how many ran.
 pub fn serve_process() -> usize {
-    let Some(pool) = crate::core::vci::pool() else {
+    let Some(pool) = crate::core::threads::vci::pool() else {
         return 0;
     };
     // SAFETY: only the communication thread serves; every job was posted by `run` and so
     // expects a `VciState`, which `with_vci` passes under the VCI's lock.
     unsafe {
         inbox().serve(|v, job| {
-            crate::core::vci::with_vci(pool, v, true, |s| {
-                job(s as *mut crate::core::vci::VciState as *mut ())
+            crate::core::threads::vci::with_vci(pool, v, true, |s| {
+                job(s as *mut crate::core::threads::vci::VciState as *mut ())
             })
         })
     }

@@ -8,11 +8,11 @@
 //! (polled by the progress engine). Traffic uses internal tags (`p2p::INTERNAL_TAG_MAX` and
 //! below), which travel on the communicator's collective context.
 
-use crate::core::context::and_into;
 use crate::core::datatype;
 use crate::core::error::{fail, MpiResult};
+use crate::core::objects::context::and_into;
+use crate::core::p2p::request::{ReqKind, SendMode};
 use crate::core::p2p::{RecvArgs, SendArgs, INTERNAL_TAG_MAX};
-use crate::core::request::{ReqKind, SendMode};
 use crate::core::runtime::{self, Runtime};
 use crate::mpi_abi::consts::*;
 

@@ -1,13 +1,13 @@
 //! Communicators: context id, groups (rank translation), error handler, attributes and hints.
 //!
 //! Context ids: every communicator owns one *context id* `id`, agreed by its members (see
-//! `core::context`), which gives it four wire contexts: `4*id` for point-to-point traffic,
+//! `core::objects::context`), which gives it four wire contexts: `4*id` for point-to-point traffic,
 //! `4*id + 1` for its internal collective traffic, and for an intercommunicator `4*id + 2` and
 //! `4*id + 3` for its hidden local-group communicator. Messages on different contexts never
 //! match each other, so user wildcards never see internal traffic.
 
-use crate::core::errhandler::Errh;
-use crate::core::info::Info;
+use crate::core::objects::errhandler::Errh;
+use crate::core::objects::info::Info;
 
 /// Index of `MPI_COMM_WORLD` in the communicator table.
 pub const WORLD: u32 = 0;
@@ -86,14 +86,14 @@ pub struct Comm {
     /// context-id agreement of each: see `Runtime::next_construction`).
     pub build_seq: u32,
     /// Virtual topology (`MPI_Cart_create`, `MPI_Graph_create`, `MPI_Dist_graph_create*`).
-    pub topo: Option<std::sync::Arc<crate::core::topo::Topology>>,
+    pub topo: Option<std::sync::Arc<crate::core::objects::topo::Topology>>,
     /// Endpoint communicator (`MPIX_Comm_create_endpoints`): the context of every rank.
     pub endpoints: Option<std::sync::Arc<Endpoints>>,
     /// Thread communicator (`MPIX_Threadcomm_init`): its handle stands for the endpoint of
     /// the calling thread between `MPIX_Threadcomm_start` and `MPIX_Threadcomm_finish`.
-    pub threads: Option<std::sync::Arc<crate::core::endpoints::ThreadComm>>,
+    pub threads: Option<std::sync::Arc<crate::core::threads::endpoints::ThreadComm>>,
     /// Stream communicator (`MPIX_Stream_comm_create*`): its streams and stream pairs.
-    pub stream: Option<std::sync::Arc<crate::core::stream::Attached>>,
+    pub stream: Option<std::sync::Arc<crate::core::threads::stream::Attached>>,
     /// The collective layer's state on it: its slot for shared-memory collectives, if
     /// any, and cached selections ([`CollState`]).
     pub coll_shm: CollState,

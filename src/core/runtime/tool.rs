@@ -21,7 +21,7 @@
 //! pairs the first `MPI_T_init_thread`.
 
 use crate::mpi_abi::consts::*;
-use crate::platform::config::KNOBS;
+use crate::platform::config::{self, Knob, KnobSpec, Verbosity, KNOBS};
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -91,8 +91,8 @@ impl Cvar {
             }
             CvarKind::Enum(_) => {
                 // Unknown names fall back to the default model, as at `MPI_Init`.
-                let m = crate::core::vci::parse_thread_model(&text());
-                let i = crate::core::vci::THREAD_MODELS
+                let m = crate::core::threads::vci::parse_thread_model(&text());
+                let i = crate::core::threads::vci::THREAD_MODELS
                     .iter()
                     .position(|x| Some(x.1) == m)
                     .unwrap_or(0);
@@ -114,9 +114,9 @@ impl Cvar {
 /// Where a performance variable's value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Source {
-    /// `crate::core::steal::counts`, element `.0`.
+    /// `crate::core::threads::steal::counts`, element `.0`.
     Steal(usize),
-    /// `crate::core::lockq::counts`, element `.0`.
+    /// `crate::core::threads::lockq::counts`, element `.0`.
     Lockq(usize),
     /// `Pool::combining_counts`, element `.0` (0: operations run for others, 1: hand-ons).
     Csync(usize),
@@ -145,17 +145,19 @@ impl Pvar {
     pub fn current(&self) -> u64 {
         let v = match self.source {
             Source::Steal(i) => {
-                let (a, b, c) = crate::core::steal::counts();
+                let (a, b, c) = crate::core::threads::steal::counts();
                 [a, b, c][i]
             }
-            Source::Lockq(i) => crate::core::lockq::counts()[i],
-            Source::Csync(i) => crate::core::vci::pool()
+            Source::Lockq(i) => crate::core::threads::lockq::counts()[i],
+            Source::Csync(i) => crate::core::threads::vci::pool()
                 .map(|p| {
                     let (a, b) = p.combining_counts();
                     [a, b][i]
                 })
                 .unwrap_or(0),
-            Source::Vcis => crate::core::vci::pool().map(|p| p.len()).unwrap_or(0),
+            Source::Vcis => crate::core::threads::vci::pool()
+                .map(|p| p.len())
+                .unwrap_or(0),
             Source::Lanes => crate::transport::shm::engine_ref::lane_count(),
         };
         v as u64
@@ -214,38 +216,20 @@ const USER_BASIC: i32 = MPI_T_VERBOSITY_USER_BASIC;
 const TUNER_BASIC: i32 = MPI_T_VERBOSITY_TUNER_BASIC;
 const TUNER_DETAIL: i32 = MPI_T_VERBOSITY_TUNER_DETAIL;
 
-/// Category and verbosity of every knob of `config::KNOBS` (a unit test checks that none is
-/// missing).
-const PLACES: &[(&str, usize, i32)] = &[
-    ("HYMPI_CMA", CAT_TRANSPORT, USER_BASIC),
-    ("HYMPI_EAGER_MAX", CAT_TRANSPORT, TUNER_BASIC),
-    ("HYMPI_SHM_CELLS", CAT_TRANSPORT, TUNER_DETAIL),
-    ("HYMPI_SHM_LANES", CAT_TRANSPORT, TUNER_DETAIL),
-    ("HYMPI_SHM_CELL_SIZE", CAT_TRANSPORT, TUNER_DETAIL),
-    ("HYMPI_CMA_SPLIT_MIN", CAT_TRANSPORT, TUNER_DETAIL),
-    ("HYMPI_STREAM_MAX", CAT_TRANSPORT, TUNER_BASIC),
-    ("HYMPI_DT_IOV_MIN", CAT_TRANSPORT, TUNER_DETAIL),
-    ("HYMPI_THREAD_MODEL", CAT_THREADS, USER_BASIC),
-    ("HYMPI_NUM_VCIS", CAT_THREADS, TUNER_BASIC),
-    ("HYMPI_STEAL", CAT_STEALING, USER_BASIC),
-    ("HYMPI_STEAL_MIN", CAT_STEALING, TUNER_BASIC),
-    ("HYMPI_STEAL_CHUNK", CAT_STEALING, TUNER_DETAIL),
-    ("HYMPI_STATS", CAT_STEALING, USER_BASIC),
-    ("HYMPI_ASYNC_PROGRESS", CAT_THREADS, USER_BASIC),
-    ("HYMPI_COLL_TUNING_FILE", CAT_COLL, TUNER_BASIC),
-    (COLL_PSEUDO, CAT_COLL, TUNER_BASIC),
-    ("HYMPI_SPIN", CAT_THREADS, TUNER_DETAIL),
-];
-
-/// The knob that stands for one variable per collective.
-const COLL_PSEUDO: &str = "HYMPI_<COLL>_ALGORITHM";
-
-fn place_of(name: &str) -> (usize, i32) {
-    PLACES
-        .iter()
-        .find(|p| p.0 == name)
-        .map(|p| (p.1, p.2))
-        .unwrap_or((CAT_ROOT, TUNER_DETAIL))
+/// Category and verbosity of a knob, from its declaration.
+fn place_of(k: &KnobSpec) -> (usize, i32) {
+    let cat = match k.category {
+        config::Category::Transport => CAT_TRANSPORT,
+        config::Category::Threads => CAT_THREADS,
+        config::Category::Stealing => CAT_STEALING,
+        config::Category::Collectives => CAT_COLL,
+    };
+    let verbosity = match k.verbosity {
+        Verbosity::UserBasic => USER_BASIC,
+        Verbosity::TunerBasic => TUNER_BASIC,
+        Verbosity::TunerDetail => TUNER_DETAIL,
+    };
+    (cat, verbosity)
 }
 
 /// The performance variables: (name, class, verbosity, category, source, description).
@@ -293,8 +277,8 @@ fn build() -> Tables {
         cvars.push(cvar);
     };
     for k in KNOBS {
-        let (cat, verbosity) = place_of(k.name);
-        if k.name == COLL_PSEUDO {
+        let (cat, verbosity) = place_of(k);
+        if k.knob == Knob::CollAlgorithm {
             for (coll, env_var) in crate::platform::config::COLL_ALGORITHM_KNOBS {
                 let desc = format!(
                     "forces the algorithm of MPI_{}{} (auto: the tuning tables choose; names in docs/collectives.md)",
@@ -312,10 +296,10 @@ fn build() -> Tables {
             }
             continue;
         }
-        let kind = if k.name == "HYMPI_THREAD_MODEL" {
+        let kind = if k.knob == Knob::ThreadModel {
             enums.push(Enumeration {
                 name: "hympi_thread_model",
-                items: crate::core::vci::THREAD_MODELS
+                items: crate::core::threads::vci::THREAD_MODELS
                     .iter()
                     .enumerate()
                     .map(|(i, m)| (i as i32, m.0))
@@ -642,15 +626,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_knob_has_a_place_and_a_variable() {
+    fn every_knob_has_a_variable() {
         let t = tables();
         for k in KNOBS {
-            assert!(
-                PLACES.iter().any(|p| p.0 == k.name),
-                "{} has no category",
-                k.name
-            );
-            if k.name != COLL_PSEUDO {
+            if k.knob != Knob::CollAlgorithm {
                 assert!(t.cvar_index(k.name).is_some(), "{}", k.name);
             }
         }

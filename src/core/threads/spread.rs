@@ -21,8 +21,8 @@
 //! communicators), as does one pinned by MPICH's `vci` hints. `MPI_Comm_set_info` records the
 //! assertions without re-routing a communicator in use.
 
-use crate::core::comm::CONTEXTS_PER_ID;
-use crate::core::context::MAX_IDS;
+use crate::core::objects::comm::CONTEXTS_PER_ID;
+use crate::core::objects::context::MAX_IDS;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Spread by source rank (`mpi_assert_no_any_source`).
@@ -129,7 +129,7 @@ impl crate::core::runtime::Runtime {
         // A communicator one thread uses gains nothing and would share its VCIs with the
         // other threads' communicators.
         let per_thread = c.info.get("hympi_per_thread_comm").map(str::trim) == Some("true");
-        if m == 0 || per_thread || crate::core::vci::pinned(id) {
+        if m == 0 || per_thread || crate::core::threads::vci::pinned(id) {
             return;
         }
         let from = self.vcis.vci_of_ctx(c.ctx);

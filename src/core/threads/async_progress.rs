@@ -8,7 +8,7 @@
 //! poll finds nothing it spins briefly, then yields, then sleeps 50 µs between polls, so an
 //! idle job costs little CPU. `MPI_Finalize` stops and joins it before tearing the runtime
 //! down. Under the `offload` thread model the thread is also the communication thread that runs
-//! the operations application threads post (`crate::core::offload`); it then never sleeps.
+//! the operations application threads post (`crate::core::threads::offload`); it then never sleeps.
 
 use crate::core::runtime;
 use crate::platform::config;
@@ -22,7 +22,7 @@ static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
 
 /// Whether `HYMPI_ASYNC_PROGRESS` asks for the progress thread.
 pub fn requested() -> bool {
-    config::int("HYMPI_ASYNC_PROGRESS") != 0
+    config::flag(config::Knob::AsyncProgress)
 }
 
 /// Starts the progress thread (after `MPI_Init` made the runtime ready).
@@ -58,12 +58,13 @@ fn run() {
         // threads posted first, and never sleeps (they spin until their post ran).
         // It polls the progress engine (which takes every VCI lock) every 64th round only, so a
         // post waits for at most a short check of the inbox.
-        let offload = crate::core::vci::queued() == crate::core::vci::Queued::Offload;
-        let served = offload && crate::core::offload::serve_process() > 0;
+        let offload =
+            crate::core::threads::vci::queued() == crate::core::threads::vci::Queued::Offload;
+        let served = offload && crate::core::threads::offload::serve_process() > 0;
         rounds = rounds.wrapping_add(1);
         let polled = (!offload || rounds.is_multiple_of(64))
             && (runtime::with_quiet(|rt| rt.progress()).unwrap_or(false)
-                | crate::core::steal::help());
+                | crate::core::threads::steal::help());
         let did = served || polled;
         if did {
             idle = 0;
