@@ -26,9 +26,7 @@ type FreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
 /// `MPI_Grequest_cancel_function`.
 type CancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
 
-/// A generalized request taken over by a completion call: its table index and callbacks. The
-/// request stays in the table (done, without callbacks) until [`settle`] released it.
-pub(super) type Taken = (u32, Grequest);
+use crate::core::p2p::completion::Taken;
 
 /// Runs `query_fn` of `g` on a fresh status (the empty status, as a default for what the
 /// callback leaves unset) and returns that status with the callback's return code as its

@@ -1,157 +1,24 @@
 //! Point-to-point communication: the C functions.
 
-use super::grequest::{self, Taken};
-use super::util::{count, out};
+use super::grequest;
+use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::entry::{self, Code, ErrObj, Leaf};
 use crate::abi::types::*;
-use crate::core::datatype::{self, Layout, Resolved, TypeInfo};
+use crate::core::datatype;
 use crate::core::error::{fail, MpiError, MpiResult};
+pub(crate) use crate::core::p2p::args::buffer_bytes;
+use crate::core::p2p::args::{recv_args, send_args};
 use crate::core::p2p::bsend::{self, Scope, Space};
+use crate::core::p2p::completion::{finish, ready, Fin};
 use crate::core::p2p::fastpath;
 use crate::core::p2p::leaf::{self, Locked};
 use crate::core::p2p::matching::{Pattern, Payload};
 use crate::core::p2p::request::{self, PersistentOp, ReqKind, SendMode, Status, DONE_SEND};
-use crate::core::p2p::{
-    check_dest, check_recv_tag, check_send_tag, check_source, check_spread, RecvArgs, SendArgs,
-};
+use crate::core::p2p::{check_recv_tag, check_source, check_spread, RecvArgs, SendArgs};
 use crate::core::runtime::{self, Runtime};
 use crate::core::threads::vci;
 use core::ffi::{c_int, c_void};
-
-// ---------------------------------------------------------------------------------------------
-// argument checking
-
-/// A validated transfer buffer: where the data starts, its bytes (span for predefined types,
-/// packed length for derived layouts), the element layout and the derived layout if any.
-pub(crate) struct Buf {
-    pub(crate) ptr: *const u8,
-    pub(crate) bytes: usize,
-    pub(crate) unit: TypeInfo,
-    pub(crate) layout: Option<Layout>,
-}
-
-#[inline(always)]
-pub(crate) fn buffer_bytes(
-    rt: &Runtime,
-    buf: *const c_void,
-    n: i64,
-    dt: MPI_Datatype,
-) -> MpiResult<Buf> {
-    let n = count(n)?;
-    let (t, ptr, layout) = match rt.resolve_type(dt as usize, n)? {
-        Resolved::Plain { unit, offset: 0 } => (unit, buf as *const u8, None),
-        Resolved::Plain { unit, offset } => {
-            // A contiguous derived type; the buffer may be MPI_BOTTOM (absolute addresses).
-            let p = (buf as *const u8).wrapping_offset(offset);
-            return span(n, unit).map(|bytes| Buf {
-                ptr: p,
-                bytes,
-                unit,
-                layout: None,
-            });
-        }
-        Resolved::Layout(dt) => {
-            let unit = dt.info();
-            if dt
-                .size
-                .checked_mul(n)
-                .is_none_or(|b| b > isize::MAX as usize)
-            {
-                return too_large(n);
-            }
-            let l = Layout { dt, count: n };
-            return Ok(Buf {
-                ptr: buf as *const u8,
-                bytes: l.bytes(),
-                unit,
-                layout: Some(l),
-            });
-        }
-    };
-    let bytes = span(n, t)?;
-    if ptr.is_null() && bytes > 0 {
-        return fail(
-            MPI_ERR_BUFFER,
-            "the buffer is NULL but the message is not empty",
-        );
-    }
-    Ok(Buf {
-        ptr,
-        bytes,
-        unit: t,
-        layout,
-    })
-}
-
-#[inline(always)]
-fn span(n: usize, t: TypeInfo) -> MpiResult<usize> {
-    match t.span(n) {
-        Some(b) if b <= isize::MAX as usize => Ok(b),
-        _ => too_large(n),
-    }
-}
-
-#[cold]
-fn too_large<T>(n: usize) -> MpiResult<T> {
-    fail(
-        MPI_ERR_COUNT,
-        format!("count {n} is too large for this datatype"),
-    )
-}
-
-#[inline(always)]
-fn send_args(
-    rt: &Runtime,
-    buf: *const c_void,
-    n: i64,
-    dt: MPI_Datatype,
-    dest: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-    mode: SendMode,
-) -> MpiResult<SendArgs> {
-    let (idx, c) = rt.comm(comm as usize)?;
-    let b = buffer_bytes(rt, buf, n, dt)?;
-    check_dest(c, dest)?;
-    check_send_tag(tag)?;
-    Ok(SendArgs {
-        comm: idx,
-        dest,
-        tag,
-        buf: b.ptr,
-        bytes: b.bytes,
-        mode,
-        unit: b.unit,
-        layout: b.layout,
-    })
-}
-
-#[inline(always)]
-fn recv_args(
-    rt: &Runtime,
-    buf: *mut c_void,
-    n: i64,
-    dt: MPI_Datatype,
-    src: c_int,
-    tag: c_int,
-    comm: MPI_Comm,
-) -> MpiResult<RecvArgs> {
-    let (idx, c) = rt.comm(comm as usize)?;
-    let b = buffer_bytes(rt, buf, n, dt)?;
-    check_source(c, src)?;
-    check_recv_tag(tag)?;
-    check_spread(c, src, tag)?;
-    Ok(RecvArgs {
-        comm: idx,
-        src,
-        tag,
-        buf: b.ptr as *mut u8,
-        cap: b.bytes,
-        unit: b.unit,
-        layout: b.layout,
-    })
-}
 
 #[inline(always)]
 fn request_index(rt: &Runtime, h: MPI_Request) -> MpiResult<u32> {
@@ -1225,50 +1092,6 @@ pub(crate) unsafe fn MPI_Comm_iflush_buffer(
 
 // ---------------------------------------------------------------------------------------------
 // completion
-
-/// Whether request `rid` can be completed by a wait/test now (done, or an inactive
-/// persistent request).
-#[inline]
-fn ready(rt: &Runtime, rid: u32) -> bool {
-    let r = rt.reqs.get(rid).expect("live request");
-    r.done() || !r.active()
-}
-
-/// A request completed by a wait or test: its position in the call's array, status,
-/// communicator, and for a generalized request its callbacks, which [`grequest::settle`] runs
-/// once the runtime lock is released.
-type Fin = (usize, Status, u32, Option<Taken>);
-
-/// Completes request `rid` for the user: returns its status, frees it (writing
-/// `MPI_REQUEST_NULL` into `slot`) or, for a persistent request, makes it inactive. A
-/// generalized request is handed back instead (its callbacks taken out of it), for
-/// [`grequest::settle`] to query, free and release outside the lock.
-#[inline(always)]
-fn finish(rt: &mut Runtime, rid: u32, slot: &mut MPI_Request) -> (Status, u32, Option<Taken>) {
-    if rid == DONE_SEND {
-        *slot = MPI_REQUEST_NULL as MPI_Request;
-        return (Status::EMPTY, 0, None);
-    }
-    let r = rt.reqs.get_mut(rid).expect("live request");
-    let st = if r.active() { r.status } else { Status::EMPTY };
-    let comm = r.comm;
-    let mut taken = None;
-    if r.persistent() {
-        r.set_active(false);
-        r.set_done(true);
-    } else if r.kind == ReqKind::Generalized {
-        taken = r
-            .extra
-            .as_mut()
-            .and_then(|e| e.grequest.take())
-            .map(|g| (rid, g));
-        *slot = MPI_REQUEST_NULL as MPI_Request;
-    } else {
-        rt.reqs.free(rid);
-        *slot = MPI_REQUEST_NULL as MPI_Request;
-    }
-    (st, comm, taken)
-}
 
 /// [`grequest::settle`] for every request completed by a multi-completion call.
 fn settle_all(fins: Vec<Fin>) -> Vec<(usize, Status, u32)> {

@@ -14,17 +14,7 @@ pub unsafe fn out<'a, T>(p: *mut T, what: &str) -> MpiResult<&'a mut T> {
 }
 
 /// A count argument; `MPI_ERR_COUNT` when negative.
-#[inline]
-pub fn count(c: i64) -> MpiResult<usize> {
-    if c >= 0 {
-        Ok(c as usize)
-    } else {
-        fail(
-            MPI_ERR_COUNT,
-            format!("invalid count {c} (must be non-negative)"),
-        )
-    }
-}
+pub use crate::core::p2p::args::count;
 
 /// Copies `text` into a C string buffer of `max` bytes (NUL included) and stores its length.
 #[inline]

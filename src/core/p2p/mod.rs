@@ -6,7 +6,9 @@
 //! receive matches); to a rank on the node, through [`ShmEngine`] (eager cells below
 //! `eager_max`, rendezvous above).
 
+pub mod args;
 pub mod bsend;
+pub mod completion;
 pub mod copy_choice;
 pub mod fastpath;
 pub mod leaf;
