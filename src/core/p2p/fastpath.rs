@@ -4,8 +4,9 @@
 //! (holding that VCI's lock under `MPI_THREAD_MULTIPLE`, no lock below) and returns `Some` /
 //! `true`, or changes nothing and returns `None` / `false`, after which the caller runs the
 //! general slow path (which also produces every error). They cover:
-//! - `MPI_Isend` to oneself (matched to a posted receive or buffered as an eager message) or
-//!   to `MPI_PROC_NULL`;
+//! - `MPI_Isend` to oneself (matched to a posted receive or buffered as an eager message), to
+//!   `MPI_PROC_NULL`, or eager (standard mode) to a node peer, straight into the pair's
+//!   mailbox or a free cell of the node transport;
 //! - `MPI_Irecv` from any source: matched to an eager unexpected message, or posted;
 //! - `MPI_Wait`/`MPI_Test`/`MPI_Waitall` over requests of one VCI that are complete.
 //!
