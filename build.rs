@@ -6,8 +6,9 @@
 //! - `$OUT_DIR/abi_consts.rs`: every integer `#define` of the prologue as a Rust constant;
 //! - `$OUT_DIR/abi_entry.rs`: `PMPI_x` (argument conversion, panic boundary, error-handler
 //!   dispatch) and `MPI_x` (forwards to `PMPI_x`) for every function; the body calls
-//!   `crate::abi::imp::MPI_x` when `src/abi/imp/` defines it, and otherwise returns
-//!   `MPI_ERR_UNSUPPORTED_OPERATION` naming the function;
+//!   `crate::abi::imp::MPI_x`, or for a function the table marks `@unsupported` returns
+//!   `MPI_ERR_UNSUPPORTED_OPERATION` naming the function (the build fails when `src/abi/imp/`
+//!   and the marks disagree);
 //! - `include/mpi.h`, `docs/coverage.md` and the coverage section of `README.md` (written only
 //!   when their content changes).
 
@@ -23,6 +24,9 @@ struct Param {
 
 struct Func {
     chapter: String,
+    /// False for a function marked `@unsupported` in the table (its entry point returns
+    /// `MPI_ERR_UNSUPPORTED_OPERATION`).
+    supported: bool,
     ret: String,
     name: String,
     params: Vec<Param>,
@@ -61,7 +65,29 @@ fn main() {
     let ext_funcs = fs::read_to_string(api.join("hympi_functions.txt"))
         .map(|t| parse_table(&t))
         .unwrap_or_default();
-    let implemented = scan_implemented(&root.join("src/abi/imp"));
+    // "Implemented" is what the tables declare; the sources must agree.
+    let defined = scan_implemented(&root.join("src/abi/imp"));
+    let implemented: BTreeSet<String> = funcs
+        .iter()
+        .chain(ext_funcs.iter())
+        .filter(|f| f.supported)
+        .map(|f| f.name.clone())
+        .collect();
+    for f in funcs.iter().chain(ext_funcs.iter()) {
+        match (f.supported, defined.contains(&f.name)) {
+            (true, false) => panic!(
+                "src/abi/api: {} is declared implemented, but src/abi/imp/ defines no {}; \
+                 implement it or mark its line @unsupported",
+                f.name, f.name
+            ),
+            (false, true) => panic!(
+                "src/abi/api: {} is marked @unsupported, but src/abi/imp/ defines it; \
+                 remove the mark",
+                f.name
+            ),
+            _ => {}
+        }
+    }
 
     let mut entry = String::new();
     for f in funcs.iter().chain(ext_funcs.iter()) {
@@ -182,7 +208,13 @@ fn parse_table(text: &str) -> Vec<Func> {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        out.push(parse_proto(&chapter, line));
+        let (proto, supported) = match line.strip_suffix("@unsupported") {
+            Some(p) => (p.trim_end(), false),
+            None => (line, true),
+        };
+        let mut f = parse_proto(&chapter, proto);
+        f.supported = supported;
+        out.push(f);
     }
     out
 }
@@ -211,6 +243,7 @@ fn parse_proto(chapter: &str, line: &str) -> Func {
         }
     }
     Func {
+        supported: true,
         chapter: chapter.to_string(),
         ret,
         name,
@@ -293,6 +326,32 @@ fn rust_ret(ret: &str) -> &str {
     }
 }
 
+/// `line` with the contents of its string literals blanked (so that a function's name in a
+/// message does not count as its definition).
+fn without_strings(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut in_str = false;
+    let mut escaped = false;
+    for c in line.chars() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+                out.push(c);
+            }
+            continue;
+        }
+        if c == '"' {
+            in_str = true;
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn scan_implemented(dir: &Path) -> BTreeSet<String> {
     let mut set = BTreeSet::new();
     let Ok(rd) = fs::read_dir(dir) else {
@@ -305,6 +364,7 @@ fn scan_implemented(dir: &Path) -> BTreeSet<String> {
             let code: String = text
                 .lines()
                 .filter(|l| !l.trim_start().starts_with("//"))
+                .map(without_strings)
                 .collect::<Vec<_>>()
                 .join("\n");
             // Every identifier naming an MPI function counts (plain `fn MPI_x(` definitions and
