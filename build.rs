@@ -359,6 +359,10 @@ fn scan_implemented(dir: &Path) -> BTreeSet<String> {
     };
     for e in rd.flatten() {
         let p = e.path();
+        if p.is_dir() {
+            set.extend(scan_implemented(&p));
+            continue;
+        }
         if p.extension().map(|x| x == "rs").unwrap_or(false) {
             let text = fs::read_to_string(&p).unwrap_or_default();
             let code: String = text
