@@ -1,6 +1,7 @@
 //! What the point-to-point protocols put on the wire, whichever transport carries it: the
-//! envelope of a message, the kinds of protocol messages, how contexts are numbered, and the
-//! byte copy every path uses. The transports and the core both name these; they import
+//! envelope of a message, the kinds of protocol messages, the messages a protocol hands to
+//! a transport ([`Outgoing`]) and gets from it ([`Incoming`]), how contexts are numbered, and
+//! the byte copy every path uses. The transports and the core both name these; they import
 //! nothing from the core.
 
 /// Who sent a message, on which context, with which tag.
@@ -14,6 +15,96 @@ pub struct Envelope {
     pub tag: i32,
 }
 
+/// A protocol message for a transport to carry (the node transport puts one in a cell).
+#[derive(Debug)]
+pub enum Outgoing {
+    /// A message (eager or rendezvous announcement) from a user buffer.
+    Msg {
+        /// Destination: the peer's index in the transport (its local rank on the node
+        /// transport).
+        dest: u32,
+        /// `Eager`, `EagerSync` or `Rts`.
+        kind: MsgKind,
+        /// Envelope (source is the sender's communicator rank).
+        env: Envelope,
+        /// Sender request token.
+        sreq: u64,
+        /// User buffer.
+        buf: *const u8,
+        /// Message length.
+        bytes: usize,
+    },
+    /// A rendezvous announcement of a noncontiguous send: `nseg` (address, length) segments
+    /// listed at `addr`, or `RTS_STREAM` (the receiver must answer `Cts`).
+    RtsV {
+        /// Destination: the peer's index in the transport (its local rank on the node
+        /// transport).
+        dest: u32,
+        /// Envelope.
+        env: Envelope,
+        /// Sender request token.
+        sreq: u64,
+        /// Address of the segment list (0 for streams).
+        addr: u64,
+        /// Packed message length.
+        total: u64,
+        /// Segments listed, or `RTS_STREAM`.
+        nseg: u64,
+    },
+    /// A split request to the sender: copy the tail of `total` bytes to `addr`.
+    Split {
+        /// Destination (the sender): its index in the transport, as for [`Outgoing::Msg`].
+        dest: u32,
+        /// Sender request token.
+        sreq: u64,
+        /// Receiver request token.
+        rreq: u64,
+        /// Receive buffer address in the receiver.
+        addr: u64,
+        /// Bytes of the (possibly truncated) message.
+        total: u64,
+    },
+    /// A control reply (`Ack`, `Fin`, `Cts`, `SplitDone`).
+    Reply {
+        /// Destination: the peer's index in the transport (its local rank on the node
+        /// transport).
+        dest: u32,
+        /// The kind.
+        kind: MsgKind,
+        /// Sender request token.
+        sreq: u64,
+        /// Receiver request token.
+        rreq: u64,
+    },
+}
+
+/// A protocol message a transport delivered (on the node transport: what a received cell
+/// says, copied out of its header).
+#[derive(Clone, Copy, Debug)]
+pub struct Incoming {
+    /// The transport's handle of the buffer holding the payload (the node transport's
+    /// cell index), released once the payload was read.
+    pub cell: u32,
+    /// Kind.
+    pub kind: MsgKind,
+    /// The sender: its index in the transport that carried the message (its local rank on
+    /// the node transport).
+    pub src_local: u32,
+    /// Envelope.
+    pub env: Envelope,
+    /// Payload bytes carried with it.
+    pub len: usize,
+    /// Total message bytes.
+    pub total: u64,
+    /// Sender request token.
+    pub sreq: u64,
+    /// Receiver request token.
+    pub rreq: u64,
+    /// Address or offset.
+    pub addr: u64,
+    /// Per-pair sequence number (matched kinds only).
+    pub seq: u32,
+}
 /// The bytes of a send buffer laid out by a derived datatype, as a transport packs them
 /// into its own buffers (the core's datatype layouts implement it).
 pub trait Gather: std::fmt::Debug {

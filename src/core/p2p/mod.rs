@@ -27,9 +27,10 @@ use crate::core::runtime::tool::timestamp_ns;
 use crate::core::runtime::Runtime;
 use crate::mpi_abi::consts::*;
 use crate::transport::shm::engine_ref::{self, EngineBox};
-use crate::transport::shm::{Incoming, Outgoing, ShmEngine};
+use crate::transport::shm::ShmEngine;
 pub use crate::transport::wire::copy_bytes;
 use crate::transport::wire::MsgKind;
+use crate::transport::wire::{Incoming, Outgoing};
 
 /// Cells handled per progress call before returning to the caller.
 const POLL_BATCH: usize = 64;

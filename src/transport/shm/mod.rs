@@ -22,69 +22,10 @@ use crate::platform::bootstrap::Bootstrap;
 use crate::platform::cma;
 use crate::platform::config::{self, Knob};
 use crate::transport::wire::{copy_bytes, Envelope, Gather, MsgKind};
+pub use crate::transport::wire::{Incoming, Outgoing};
 use segment::{CellHdr, Fastbox, Geometry, Segment, FB_PAYLOAD, FB_SLOTS};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
-
-/// Something to put in a cell.
-#[derive(Debug)]
-pub enum Outgoing {
-    /// A message (eager or rendezvous announcement) from a user buffer.
-    Msg {
-        /// Destination local rank.
-        dest: u32,
-        /// `Eager`, `EagerSync` or `Rts`.
-        kind: MsgKind,
-        /// Envelope (source is the sender's communicator rank).
-        env: Envelope,
-        /// Sender request token.
-        sreq: u64,
-        /// User buffer.
-        buf: *const u8,
-        /// Message length.
-        bytes: usize,
-    },
-    /// A rendezvous announcement of a noncontiguous send: `nseg` (address, length) segments
-    /// listed at `addr`, or `RTS_STREAM` (the receiver must answer `Cts`).
-    RtsV {
-        /// Destination local rank.
-        dest: u32,
-        /// Envelope.
-        env: Envelope,
-        /// Sender request token.
-        sreq: u64,
-        /// Address of the segment list (0 for streams).
-        addr: u64,
-        /// Packed message length.
-        total: u64,
-        /// Segments listed, or `RTS_STREAM`.
-        nseg: u64,
-    },
-    /// A split request to the sender: copy the tail of `total` bytes to `addr`.
-    Split {
-        /// Destination local rank (the sender).
-        dest: u32,
-        /// Sender request token.
-        sreq: u64,
-        /// Receiver request token.
-        rreq: u64,
-        /// Receive buffer address in the receiver.
-        addr: u64,
-        /// Bytes of the (possibly truncated) message.
-        total: u64,
-    },
-    /// A control reply (`Ack`, `Fin`, `Cts`, `SplitDone`).
-    Reply {
-        /// Destination local rank.
-        dest: u32,
-        /// The kind.
-        kind: MsgKind,
-        /// Sender request token.
-        sreq: u64,
-        /// Receiver request token.
-        rreq: u64,
-    },
-}
 
 /// A rendezvous message being streamed through cells (no CMA).
 #[derive(Debug)]
@@ -162,31 +103,6 @@ fn fb_of_cell(cell: u32) -> (u32, u32) {
 // SAFETY: raw buffer pointers in pending items refer to user buffers whose requests are still
 // active; the engine is only used under the runtime's access discipline.
 unsafe impl Send for ShmEngine {}
-
-/// What a received cell says, copied out of its header.
-#[derive(Clone, Copy, Debug)]
-pub struct Incoming {
-    /// Cell index (release it with [`ShmEngine::release`]).
-    pub cell: u32,
-    /// Kind.
-    pub kind: MsgKind,
-    /// Sender's local rank.
-    pub src_local: u32,
-    /// Envelope.
-    pub env: Envelope,
-    /// Payload bytes in the cell.
-    pub len: usize,
-    /// Total message bytes.
-    pub total: u64,
-    /// Sender request token.
-    pub sreq: u64,
-    /// Receiver request token.
-    pub rreq: u64,
-    /// Address or offset.
-    pub addr: u64,
-    /// Per-pair sequence number (matched kinds only).
-    pub seq: u32,
-}
 
 impl ShmEngine {
     /// Creates or attaches the node segment of lane `lane` and probes CMA. Collective over
