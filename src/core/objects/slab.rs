@@ -59,6 +59,13 @@ fn retire<T>(s: &mut Slot<T>, index: u32, free_head: &mut u32) {
     *free_head = index;
 }
 
+/// The table index a handle names, if its index field is set (values below 0x1000, the
+/// predefined handles, have index field 0).
+#[inline(always)]
+fn index_field(handle: usize) -> Option<usize> {
+    ((handle >> 12) & 0xfffff).checked_sub(1)
+}
+
 /// Moves a reused entry's handle to the next generation, so that the handles of the
 /// entry's earlier objects become stale.
 #[inline(always)]
@@ -187,8 +194,7 @@ impl<T> Slab<T> {
         plain: impl FnOnce(&T) -> bool,
         last: impl FnOnce(&T),
     ) -> bool {
-        // As in `decode`: index field 0 (values below 0x1000) is rejected by `checked_sub`.
-        let Some(index) = ((handle >> 12) & 0xfffff).checked_sub(1) else {
+        let Some(index) = index_field(handle) else {
             return false;
         };
         let Some(s) = self.slots.get_mut(index) else {
@@ -265,10 +271,9 @@ impl<T> Slab<T> {
     /// Decodes a handle or token of this table's kind to a live index.
     #[inline(always)]
     pub fn decode(&self, handle: usize) -> Option<u32> {
-        // Values below 0x1000 have index field 0, which `checked_sub` rejects. The entry's
-        // handle holds this table's kind and tag, the index and the live generation: equality
-        // checks them all.
-        let index = ((handle >> 12) & 0xfffff).checked_sub(1)?;
+        // The entry's handle holds this table's kind and tag, the index and the live
+        // generation: equality checks them all.
+        let index = index_field(handle)?;
         let s = self.slots.get(index)?;
         (s.handle == handle && s.value.is_some()).then_some(index as u32)
     }

@@ -223,7 +223,7 @@ pub(super) unsafe extern "C" fn wait_rest_entry(
 
 /// A wait whose locked leaf declined holding the lock of `slot` ([`leaf::Locked::Held`]),
 /// having finished the first `done` requests: releases the lock, then goes on as
-/// [`wait_statuses_direct`] does after a decline.
+/// a status leaf does after a decline ([`wait_after_status_leaf`]).
 #[cold]
 #[inline(never)]
 pub(super) unsafe extern "C" fn wait_release_entry(
@@ -236,12 +236,8 @@ pub(super) unsafe extern "C" fn wait_release_entry(
 ) -> c_int {
     // SAFETY: the leaf took this slot's lock on this thread and kept it.
     unsafe { slot.leave() };
-    if done == 0 {
-        // SAFETY: the caller's arguments, forwarded.
-        return unsafe { full(count, reqs, statuses) };
-    }
-    // SAFETY: as above; `done` entries are finished.
-    unsafe { wait_rest_entry(count, reqs, statuses, done, full) }
+    // SAFETY: the caller's arguments, forwarded; `done` entries are finished.
+    unsafe { wait_after_status_leaf(count, reqs, statuses, done, full) }
 }
 
 /// `MPI_Wait`: the `MPI_Waitall` leaves for one request (the same semantics for one request
