@@ -53,6 +53,20 @@ fn main() {
         .warnings(true)
         .compile("hympi_op_ext");
 
+    // The network transport's C side (libfabric's inline calls; libfabric itself is loaded
+    // with dlopen at run time). Without libfabric's headers it builds a variant whose every
+    // call says so, and jobs that span nodes fail at MPI_Init with that message.
+    println!("cargo:rerun-if-changed=src/transport/ofi/shim.c");
+    let mut shim = cc::Build::new();
+    shim.file(root.join("src/transport/ofi/shim.c"))
+        .opt_level(2)
+        .flag_if_supported("-std=gnu11")
+        .warnings(true);
+    if Path::new("/usr/include/rdma/fabric.h").exists() {
+        shim.define("HYMPI_HAVE_OFI", None);
+    }
+    shim.compile("hympi_ofi_shim");
+
     let prologue = fs::read_to_string(api.join("prologue.h")).expect("prologue.h");
     let hympi_prologue = fs::read_to_string(api.join("hympi_prologue.h")).unwrap_or_default();
     fs::write(

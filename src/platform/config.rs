@@ -44,6 +44,12 @@ pub enum Knob {
     CollAlgorithm,
     /// `HYMPI_SPIN`.
     Spin,
+    /// `HYMPI_NODE`.
+    Node,
+    /// `HYMPI_OFI_PROVIDER`.
+    OfiProvider,
+    /// `HYMPI_OFI_ADDR`.
+    OfiAddr,
 }
 
 /// What values a knob takes.
@@ -283,6 +289,33 @@ pub const KNOBS: &[KnobSpec] = &[
         verbosity: Verbosity::TunerDetail,
         doc: "empty polls before a waiting thread yields the CPU (auto: 2000; 64 at MPI_THREAD_MULTIPLE when the process has one CPU of the node; 1 when oversubscribed)",
     },
+    KnobSpec {
+        knob: Knob::Node,
+        name: "HYMPI_NODE",
+        kind: Kind::Text,
+        default: "",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerDetail,
+        doc: "the node this rank is on, as the launcher says (hympiexec --nodes sets it per rank: virtual nodes); ranks of one node talk through shared memory, ranks of different nodes through libfabric; empty: the host name",
+    },
+    KnobSpec {
+        knob: Knob::OfiProvider,
+        name: "HYMPI_OFI_PROVIDER",
+        kind: Kind::Text,
+        default: "tcp;ofi_rxm",
+        category: Category::Transport,
+        verbosity: Verbosity::UserBasic,
+        doc: "libfabric provider of the network transport (between nodes), e.g. tcp;ofi_rxm or sockets; empty: libfabric's choice, which its own FI_PROVIDER narrows (FI_PROVIDER set and this unset also means libfabric's choice)",
+    },
+    KnobSpec {
+        knob: Knob::OfiAddr,
+        name: "HYMPI_OFI_ADDR",
+        kind: Kind::Text,
+        default: "",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerDetail,
+        doc: "the address the network transport's endpoint binds to (hympiexec sets 127.0.0.1 for virtual nodes); empty: the provider's default interface",
+    },
 ];
 
 /// What an `auto`/`off`-or-integer knob is set to.
@@ -395,6 +428,11 @@ pub fn int(k: Knob) -> i64 {
 /// Whether a flag knob is on (nonzero).
 pub fn flag(k: Knob) -> bool {
     int(k) != 0
+}
+
+/// Whether knob `k` is set in the environment (to anything, even empty).
+pub fn is_set(k: Knob) -> bool {
+    std::env::var_os(k.name()).is_some()
 }
 
 /// A text knob's value (trimmed), else its default.

@@ -115,6 +115,10 @@ pub trait Gather: std::fmt::Debug {
     unsafe fn pack(&self, base: usize, from: usize, out: &mut [u8]);
 }
 
+/// The segment count of a rendezvous announcement whose data must be streamed (packed into
+/// the transport's buffers): the receiver answers `Cts`.
+pub const RTS_STREAM: u64 = u64::MAX;
+
 /// Wire contexts per context id (a communicator's point-to-point, collective and other
 /// traffic each have their own).
 pub const CONTEXTS_PER_ID: u32 = 4;

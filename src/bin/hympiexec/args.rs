@@ -17,6 +17,11 @@ Options:
                          core when N <= cores, none when oversubscribed
   --report-bindings      print the CPUs each rank is bound to
   --tag-output           prefix each line of output with [rank]
+  --nodes K              split the ranks into K virtual nodes of this machine, in
+                         blocks (ranks 0..N/K on the first): ranks of one node talk
+                         through shared memory, ranks of different nodes only
+                         through the network transport (libfabric, on 127.0.0.1)
+  -ppn P, --ppn P        virtual nodes of P ranks each (the last may have fewer)
   -x VAR                 pass VAR with its current value
   -x VAR=value           set VAR for the ranks
   -h, --help             print this help
@@ -63,10 +68,31 @@ pub struct Options {
     pub tag_output: bool,
     /// `-x` options, in order.
     pub env: Vec<EnvSpec>,
+    /// Virtual nodes: ranks per node (`--nodes`, `-ppn`); `None`: one node.
+    pub nodes: Option<NodeSplit>,
     /// The program to run.
     pub program: OsString,
     /// Its arguments.
     pub args: Vec<OsString>,
+}
+
+/// How ranks are split into virtual nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeSplit {
+    /// `--nodes K`: K nodes.
+    Nodes(usize),
+    /// `-ppn P`: P ranks per node.
+    PerNode(usize),
+}
+
+impl NodeSplit {
+    /// Ranks per node for a job of `np` ranks (blocks; the last node may have fewer).
+    pub fn per_node(self, np: usize) -> usize {
+        match self {
+            NodeSplit::Nodes(k) => np.div_ceil(k.min(np)),
+            NodeSplit::PerNode(p) => p.min(np),
+        }
+    }
 }
 
 /// What the command line asks for.
@@ -94,6 +120,13 @@ fn parse_np(v: &str) -> Result<usize, String> {
         _ => Err(format!(
             "invalid number of ranks {v:?} (expected 1 to {MAX_RANKS})"
         )),
+    }
+}
+
+fn parse_count(what: &str, v: &str) -> Result<usize, String> {
+    match v.parse::<usize>() {
+        Ok(n) if (1..=MAX_RANKS).contains(&n) => Ok(n),
+        _ => Err(format!("invalid {what} {v:?} (expected 1 to {MAX_RANKS})")),
     }
 }
 
@@ -135,6 +168,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
         report_bindings: false,
         tag_output: false,
         env: Vec::new(),
+        nodes: None,
         program: OsString::new(),
         args: Vec::new(),
     };
@@ -177,6 +211,12 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
             "-n" | "-np" | "--np" | "--n" => opts.np = parse_np(&value()?)?,
             "--bind-to" | "-bind-to" => opts.bind_to = Some(parse_bind(&value()?)?),
             "-x" => opts.env.push(parse_env(&value()?)?),
+            "--nodes" | "-nodes" => {
+                opts.nodes = Some(NodeSplit::Nodes(parse_count("--nodes", &value()?)?))
+            }
+            "-ppn" | "--ppn" => {
+                opts.nodes = Some(NodeSplit::PerNode(parse_count("-ppn", &value()?)?))
+            }
             "--report-bindings" | "-report-bindings" => flag(&mut opts.report_bindings)?,
             "--tag-output" | "-tag-output" | "-prepend-rank" | "--prepend-rank" => {
                 flag(&mut opts.tag_output)?
@@ -198,6 +238,19 @@ mod tests {
             Command::Run(o) => Ok(o),
             other => panic!("expected Run, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn virtual_nodes_split_in_blocks() {
+        let o = run(&["-n", "5", "--nodes", "2", "p"]).unwrap();
+        assert_eq!(o.nodes, Some(NodeSplit::Nodes(2)));
+        assert_eq!(o.nodes.unwrap().per_node(5), 3);
+        assert_eq!(NodeSplit::Nodes(9).per_node(4), 1, "more nodes than ranks");
+        let o = run(&["-ppn", "2", "-n", "4", "p"]).unwrap();
+        assert_eq!(o.nodes.unwrap().per_node(4), 2);
+        assert_eq!(NodeSplit::PerNode(8).per_node(3), 3);
+        assert!(run(&["--nodes", "0", "p"]).is_err());
+        assert!(run(&["-ppn", "x", "p"]).is_err());
     }
 
     #[test]

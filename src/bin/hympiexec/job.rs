@@ -530,6 +530,7 @@ pub fn run(opts: &Options) -> i32 {
         args: &opts.args,
         np,
         env: &env,
+        per_node: opts.nodes.map(|n| n.per_node(np)),
     };
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

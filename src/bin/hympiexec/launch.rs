@@ -25,6 +25,8 @@ pub struct JobSpec<'a> {
     pub np: usize,
     /// Extra variables (from `-x`), applied after the inherited environment.
     pub env: &'a [(String, OsString)],
+    /// Ranks per virtual node (`--nodes`, `-ppn`); `None`: all on this node.
+    pub per_node: Option<usize>,
 }
 
 /// A started rank and the launcher's ends of its channels.
@@ -94,6 +96,18 @@ fn cpu_set(cpus: &[usize]) -> libc::cpu_set_t {
     set
 }
 
+/// This machine's host name.
+fn host_name() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length.
+    if unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) } == 0 {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).into_owned()
+    } else {
+        "localhost".into()
+    }
+}
+
 /// Starts rank `rank` of `job`, bound to `cpus` when given. Rank 0 inherits stdin; the others
 /// read from /dev/null.
 pub fn start(job: &JobSpec<'_>, rank: usize, cpus: Option<&[usize]>) -> io::Result<Started> {
@@ -111,11 +125,22 @@ pub fn start(job: &JobSpec<'_>, rank: usize, cpus: Option<&[usize]>) -> io::Resu
     for var in FOREIGN_PMI_VARS {
         cmd.env_remove(var);
     }
+    let (local_rank, local_size) = match job.per_node {
+        Some(p) => (rank % p, p.min(job.np - rank / p * p)),
+        None => (rank, job.np),
+    };
     cmd.env("PMI_FD", child_fd.to_string())
         .env("PMI_RANK", rank.to_string())
         .env("PMI_SIZE", job.np.to_string())
-        .env("HYMPI_LOCAL_RANK", rank.to_string())
-        .env("HYMPI_LOCAL_SIZE", job.np.to_string());
+        .env("HYMPI_LOCAL_RANK", local_rank.to_string())
+        .env("HYMPI_LOCAL_SIZE", local_size.to_string());
+    if let Some(p) = job.per_node {
+        // Virtual node `rank / p` of this host; the network transport stays on loopback.
+        cmd.env("HYMPI_NODE", format!("{}-vnode{}", host_name(), rank / p));
+        if std::env::var_os("HYMPI_OFI_ADDR").is_none() {
+            cmd.env("HYMPI_OFI_ADDR", "127.0.0.1");
+        }
+    }
     for (k, v) in job.env {
         cmd.env(k, v);
     }

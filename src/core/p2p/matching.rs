@@ -267,8 +267,7 @@ impl Payload {
     }
 }
 
-/// `Payload::Rendezvous::nseg` of a sender whose data must be streamed (packed into cells).
-pub const RTS_STREAM: u64 = u64::MAX;
+pub use crate::transport::wire::RTS_STREAM;
 
 /// A message that arrived before its receive.
 #[derive(Debug)]

@@ -4,7 +4,9 @@
 //! Paths by destination: to oneself, messages are matched directly in this process (small
 //! ones buffered, large or synchronous ones copied straight from the sender's buffer when the
 //! receive matches); to a rank on the node, through [`ShmEngine`] (eager cells below
-//! `eager_max`, rendezvous above).
+//! `eager_max`, rendezvous above); to a rank on another node, through [`crate::transport::ofi::NetEngine`] (the same
+//! protocol messages; rendezvous data streamed). The handlers are generic over
+//! [`Transport`], so each transport gets its own copy.
 
 pub mod args;
 pub mod bsend;
@@ -26,11 +28,13 @@ use crate::core::p2p::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
 use crate::core::runtime::tool::timestamp_ns;
 use crate::core::runtime::Runtime;
 use crate::mpi_abi::consts::*;
+use crate::transport::ofi::NET_PEER;
 use crate::transport::shm::engine_ref::{self, EngineBox};
 use crate::transport::shm::ShmEngine;
 pub use crate::transport::wire::copy_bytes;
 use crate::transport::wire::MsgKind;
 use crate::transport::wire::{Incoming, Outgoing};
+use crate::transport::Transport;
 
 /// Cells handled per progress call before returning to the caller.
 const POLL_BATCH: usize = 64;
@@ -333,7 +337,6 @@ impl Runtime {
         }
         let dest = self.local_of_world[world as usize];
         let token = self.reqs.token(rid);
-        let lane = engine_ref::lane_of(env.ctx);
         let eager = a.bytes <= self.eager_max;
         let kind = match (eager, a.mode) {
             (true, SendMode::Sync) => MsgKind::EagerSync,
@@ -346,15 +349,25 @@ impl Runtime {
             r.buf = a.buf as *mut u8;
             r.cap = a.bytes;
         }
-        let shm = self.lane(lane);
-        let sent = shm.send_or_queue(Outgoing::Msg {
+        let msg = |dest| Outgoing::Msg {
             dest,
             kind,
             env,
             sreq: token,
             buf: a.buf,
             bytes: a.bytes,
-        });
+        };
+        let sent = if dest == u32::MAX {
+            // Another node's rank: through the network transport.
+            let net = self
+                .net
+                .as_mut()
+                .expect("a job spanning nodes has a network transport");
+            net.send_or_queue(msg(NET_PEER | world))
+        } else {
+            self.lane(engine_ref::lane_of(env.ctx))
+                .send_or_queue(msg(dest))
+        };
         if sent && kind == MsgKind::Eager {
             self.complete(rid);
         }
@@ -373,7 +386,10 @@ impl Runtime {
             let c = self.comms.get(a.comm).expect("validated communicator");
             c.world_rank(a.dest)
         };
-        let to_peer = world as i32 != self.world_rank && self.shm.is_some();
+        // Only node peers read a layout's segments; network peers get it packed.
+        let to_peer = world as i32 != self.world_rank
+            && self.shm.is_some()
+            && self.local_of_world[world as usize] != u32::MAX;
         if !to_peer || a.mode == SendMode::Buffered || bytes <= self.eager_max {
             let mut packed = vec![0u8; bytes];
             // SAFETY: `buf` is the base of a valid send of this layout.
@@ -610,12 +626,18 @@ impl Runtime {
                 total,
                 nseg,
             } => {
-                let mut shm = self
-                    .shm
-                    .take()
-                    .expect("rendezvous implies the node transport");
-                self.recv_rendezvous(&mut shm, rid, u.env, src_local, sreq, addr, total, nseg);
-                self.shm = Some(shm);
+                if src_local & NET_PEER != 0 {
+                    let mut net = self.net.take().expect("a network peer's rendezvous");
+                    self.recv_rendezvous(&mut *net, rid, u.env, src_local, sreq, addr, total, nseg);
+                    self.net = Some(net);
+                } else {
+                    let mut shm = self
+                        .shm
+                        .take()
+                        .expect("rendezvous implies the node transport");
+                    self.recv_rendezvous(&mut *shm, rid, u.env, src_local, sreq, addr, total, nseg);
+                    self.shm = Some(shm);
+                }
             }
         }
         Ok(())
@@ -649,20 +671,25 @@ impl Runtime {
     }
 
     fn reply(&mut self, dest: u32, kind: MsgKind, sreq: u64, rreq: u64) {
-        if let Some(shm) = self.shm.as_mut() {
-            shm.send_or_queue(Outgoing::Reply {
-                dest,
-                kind,
-                sreq,
-                rreq,
-            });
+        let o = Outgoing::Reply {
+            dest,
+            kind,
+            sreq,
+            rreq,
+        };
+        if dest & NET_PEER != 0 {
+            if let Some(net) = self.net.as_mut() {
+                net.send_or_queue(o);
+            }
+        } else if let Some(shm) = self.shm.as_mut() {
+            shm.send_or_queue(o);
         }
     }
 
     /// Completes the stealable copies whose chunks are all done, copying one chunk of each
     /// unfinished one first (so they finish even when no thread helps).
     #[cold]
-    fn progress_copies(&mut self, shm: &mut ShmEngine) -> bool {
+    fn progress_copies<T: Transport>(&mut self, shm: &mut T) -> bool {
         let mut did = false;
         let mut i = 0;
         while i < self.copies.len() {
@@ -693,9 +720,9 @@ impl Runtime {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn recv_rendezvous(
+    fn recv_rendezvous<T: Transport>(
         &mut self,
-        shm: &mut ShmEngine,
+        shm: &mut T,
         rid: u32,
         env: Envelope,
         src_local: u32,
@@ -863,9 +890,9 @@ impl Runtime {
     /// cells when CMA is off or the sender asked for it.
     #[allow(clippy::too_many_arguments)]
     #[cold]
-    fn recv_rendezvous_v(
+    fn recv_rendezvous_v<T: Transport>(
         &mut self,
-        shm: &mut ShmEngine,
+        shm: &mut T,
         rid: u32,
         env: Envelope,
         src_local: u32,
@@ -936,17 +963,37 @@ impl Runtime {
     #[inline]
     pub fn progress(&mut self) -> MpiResult<bool> {
         let background = !self.background.is_empty() && self.poll_background();
-        let Some(mut shm) = self.shm.take() else {
-            return Ok(background);
+        let net = if self.net.is_some() {
+            self.progress_net()?
+        } else {
+            false
         };
-        let r = self.progress_with(&mut shm);
+        let Some(mut shm) = self.shm.take() else {
+            return Ok(background | net);
+        };
+        let r = self.progress_with(&mut *shm);
         self.shm = Some(shm);
         let lanes = if self.shm_lanes.is_empty() {
             Ok(false)
         } else {
             self.progress_lanes()
         };
-        Ok(r? | lanes? | background)
+        Ok(r? | lanes? | background | net)
+    }
+
+    /// Progresses the network transport (which exists: the job spans nodes).
+    #[cold]
+    fn progress_net(&mut self) -> MpiResult<bool> {
+        let Some(mut net) = self.net.take() else {
+            return Ok(false);
+        };
+        let r = self.progress_with(&mut *net);
+        let failed = net.failure().map(str::to_string);
+        self.net = Some(net);
+        if let Some(f) = failed {
+            return fail(MPI_ERR_OTHER, format!("network transport: {f}"));
+        }
+        r
     }
 
     /// Lane `lane` of the node transport (which exists: this process has node peers).
@@ -963,7 +1010,7 @@ impl Runtime {
             let Some(mut lane) = self.shm_lanes[i].take() else {
                 continue;
             };
-            let r = self.progress_with(&mut lane);
+            let r = self.progress_with(&mut *lane);
             self.shm_lanes[i] = Some(lane);
             did |= r?;
         }
@@ -971,7 +1018,7 @@ impl Runtime {
     }
 
     /// [`Runtime::progress`] with the transport already taken out of `self`.
-    pub fn progress_with(&mut self, shm: &mut ShmEngine) -> MpiResult<bool> {
+    pub fn progress_with<T: Transport>(&mut self, shm: &mut T) -> MpiResult<bool> {
         let mut did = false;
         if !shm.idle() {
             did |= shm.flush(&mut self.completions);
@@ -984,13 +1031,14 @@ impl Runtime {
             did = true;
             self.handle(shm, m);
         }
-        if !self.copies.is_empty() {
+        if shm.cma_enabled() && !self.copies.is_empty() {
+            // Stealable copies are node-transport reads (CMA); their `Fin` goes back there.
             did |= self.progress_copies(shm);
         }
         Ok(did)
     }
 
-    fn handle(&mut self, shm: &mut ShmEngine, m: Incoming) {
+    fn handle<T: Transport>(&mut self, shm: &mut T, m: Incoming) {
         match m.kind {
             MsgKind::Eager | MsgKind::EagerSync => {
                 let ack = (m.kind == MsgKind::EagerSync).then_some((m.src_local, m.sreq));
@@ -1193,7 +1241,7 @@ impl Runtime {
     }
 
     /// Answers a `Cts`: streams the send buffer of request `sreq` (recorded at the `Rts`).
-    fn start_stream_for(&mut self, shm: &mut ShmEngine, dest: u32, sreq: u64, rreq: u64) {
+    fn start_stream_for<T: Transport>(&mut self, shm: &mut T, dest: u32, sreq: u64, rreq: u64) {
         let Some(rid) = self.reqs.decode(sreq as usize) else {
             return;
         };
@@ -1259,8 +1307,8 @@ fn deliver_layout(r: &mut crate::core::p2p::request::Request, off: usize, data: 
 /// sender's data is one block at `addr` (`nseg` 0) or `nseg` segments listed at `addr`; the
 /// receiver's is its buffer or its layout's segments. One `process_vm_readv` per batch of up
 /// to `IOV_MAX` segments on either side.
-fn vectored_read(
-    shm: &ShmEngine,
+fn vectored_read<T: Transport>(
+    shm: &T,
     r: &crate::core::p2p::request::Request,
     src: u32,
     addr: u64,

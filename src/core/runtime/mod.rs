@@ -28,6 +28,7 @@ use crate::mpi_abi::consts::*;
 use crate::platform::bootstrap::{self, Bootstrap};
 use crate::platform::config::{self, Knob, Setting};
 use crate::platform::wait;
+use crate::transport::ofi::NetEngine;
 use crate::transport::shm::engine_ref::{self, EngineBox};
 use crate::transport::shm::ShmEngine;
 use parking_lot::lock_api::RawMutex as _;
@@ -59,8 +60,10 @@ pub struct Runtime {
     pub shm: Option<EngineBox>,
     /// Its other lanes (`transport::shm::engine_ref`), lane `i + 1` at index `i`.
     pub shm_lanes: Vec<Option<EngineBox>>,
-    /// Local rank of each world rank.
+    /// Local rank of each world rank (`u32::MAX`: on another node).
     pub local_of_world: Vec<u32>,
+    /// The network transport (present when the job spans nodes).
+    pub net: Option<Box<NetEngine>>,
     /// Buffers of buffered-mode sends (`MPI_Buffer_attach`, `MPI_Comm_attach_buffer`).
     pub bsend: BsendBuffers,
     /// Largest eager message.
@@ -383,11 +386,18 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     let mut boot =
         bootstrap::connect().map_err(|e| io_err("cannot reach the process manager", e))?;
     let (rank, size) = (boot.rank(), boot.size());
-    let host = hostname();
+    // The node is what the launcher says (`hympiexec --nodes` gives virtual nodes), else the
+    // host.
+    let host = match config::text(Knob::Node) {
+        n if n.is_empty() => hostname(),
+        n => n,
+    };
 
     // Who shares this node.
     let mut local_of_world = vec![u32::MAX; size as usize];
     let mut locals = Vec::new();
+    // The job's nodes, each once.
+    let mut nodes: Vec<String> = Vec::new();
     if size > 1 {
         boot.put(&format!("host-{rank}"), &host)
             .map_err(|e| io_err("PMI put", e))?;
@@ -400,15 +410,11 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
                 local_of_world[r as usize] = locals.len() as u32;
                 locals.push(r);
             }
-        }
-        if locals.len() != size as usize {
-            return fail(
-                MPI_ERR_UNSUPPORTED_OPERATION,
-                format!(
-                    "this job spans several nodes ({} of {size} ranks on {host}); hympi does not have its inter-node (libfabric) transport yet",
-                    locals.len()
-                ),
-            );
+            if let Some(h) = h {
+                if !nodes.contains(&h) {
+                    nodes.push(h);
+                }
+            }
         }
     } else {
         local_of_world[0] = 0;
@@ -435,22 +441,52 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     wait::set_spin_limit(spin);
 
     let mut shm_lanes = Vec::new();
-    let shm = if nlocal > 1 {
+    let shm = if size > 1 {
+        // The segments' setup synchronises through process-manager barriers, which every
+        // rank of the job must join as often as every other: nodes with fewer lanes (or a
+        // lone rank, which has none) join the barriers of the lanes they lack.
         let me = local_of_world[rank as usize];
-        let lanes = agree_lanes(boot.as_mut(), &host, me, thread_level)?;
-        engine_ref::set_lane_count(lanes);
-        for lane in 1..lanes {
-            shm_lanes.push(Some(EngineBox::new(
+        let (lanes, most) = agree_lanes(boot.as_mut(), &host, &nodes, me, thread_level)?;
+        let lanes = if nlocal > 1 { lanes } else { 0 };
+        engine_ref::set_lane_count(lanes.max(1));
+        let mut lane0 = None;
+        for lane in (1..most).chain([0]) {
+            if lane >= lanes {
+                for _ in 0..ShmEngine::SETUP_BARRIERS {
+                    boot.barrier().map_err(|e| io_err("PMI barrier", e))?;
+                }
+                continue;
+            }
+            let e = EngineBox::new(
                 ShmEngine::setup(boot.as_mut(), &host, me, nlocal as u32, lane)?,
                 lane,
-            )));
+            );
+            if lane == 0 {
+                lane0 = Some(e);
+            } else {
+                shm_lanes.push(Some(e));
+            }
         }
-        Some(EngineBox::new(
-            ShmEngine::setup(boot.as_mut(), &host, me, nlocal as u32, 0)?,
-            0,
-        ))
+        lane0
     } else {
         engine_ref::set_lane_count(1);
+        None
+    };
+    // Every rank has peers on other nodes once one has: the setup is collective.
+    let net = if locals.len() < size as usize {
+        Some(Box::new(
+            NetEngine::setup(boot.as_mut(), rank as u32, size as u32).map_err(|e| {
+                MpiError::new(
+                    e.class(),
+                    format!(
+                        "this job spans nodes ({} of {size} ranks on node {host}): {}",
+                        locals.len(),
+                        e.message()
+                    ),
+                )
+            })?,
+        ))
+    } else {
         None
     };
     let eager_max = match &shm {
@@ -516,6 +552,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         shm,
         shm_lanes,
         local_of_world,
+        net,
         bsend: BsendBuffers::default(),
         eager_max,
         split_min: match config::int(Knob::CmaSplitMin) {
@@ -547,6 +584,23 @@ pub fn finalize() -> MpiResult<()> {
     // Drain internal traffic (acknowledgements, streamed data) and synchronise the node so no
     // rank leaves while a peer still needs it.
     wait_for(|rt| Ok(rt.transport_idle().then_some(())))?;
+    if with(|rt| Ok(rt.net.is_some()))? {
+        // Every rank has received all it was sent before its endpoint closes: a barrier over
+        // the job through the transports, the last sends completed, then one through the
+        // process manager (which needs no progress), after which nobody sends any more.
+        crate::core::objects::comm_build::barrier(MPI_COMM_WORLD)?;
+        wait_for(|rt| Ok(rt.transport_idle().then_some(())))?;
+        with(|rt| {
+            if let Some(n) = rt.net.as_mut() {
+                n.set_closing();
+            }
+            Ok(())
+        })?;
+        if let Some(b) = BOOT.lock().as_mut() {
+            b.barrier()
+                .map_err(|e| io_err("PMI barrier at finalize", e))?;
+        }
+    }
     with(|rt| rt.node_barrier())?;
     // No other thread is inside MPI: nothing is posted to the communication thread any more.
     if vci::queued() == vci::Queued::Offload {
@@ -747,6 +801,7 @@ impl Runtime {
     /// Whether no internal traffic is pending.
     pub fn transport_idle(&self) -> bool {
         self.copies.is_empty()
+            && self.net.as_ref().is_none_or(|n| n.idle())
             && self.shm.as_ref().map(|s| s.idle()).unwrap_or(true)
             && self.shm_lanes.iter().flatten().all(|s| s.idle())
     }
@@ -761,7 +816,7 @@ impl Runtime {
         let mut result = Ok(());
         while !shm.barrier_done(gen) {
             match self
-                .progress_with(&mut shm)
+                .progress_with(&mut *shm)
                 .and_then(|a| Ok(self.progress_lanes()? || a))
             {
                 Ok(true) => backoff.reset(),
@@ -778,14 +833,16 @@ impl Runtime {
 }
 
 /// The number of node transport lanes, agreed by the node's ranks: local rank 0's choice
-/// (`HYMPI_SHM_LANES`, default at `MPI_THREAD_MULTIPLE` its number of VCIs, else 1).
+/// (`HYMPI_SHM_LANES`, else its VCIs at `MPI_THREAD_MULTIPLE`, else 1), and the most any node
+/// of the job has (`nodes`: every node's name). Collective over the job (one barrier).
 fn agree_lanes(
     boot: &mut dyn Bootstrap,
     host: &str,
+    nodes: &[String],
     me: u32,
     thread_level: i32,
-) -> MpiResult<usize> {
-    let key = format!("shm-lanes-{host}");
+) -> MpiResult<(usize, usize)> {
+    let key = |h: &str| format!("shm-lanes-{h}");
     if me == 0 {
         let want = match config::setting(Knob::ShmLanes) {
             Setting::Value(n) => n as usize,
@@ -793,15 +850,23 @@ fn agree_lanes(
             _ => 1,
         }
         .clamp(1, engine_ref::MAX_LANES);
-        boot.put(&key, &want.to_string())
+        boot.put(&key(host), &want.to_string())
             .map_err(|e| io_err("PMI put", e))?;
     }
     boot.barrier().map_err(|e| io_err("PMI barrier", e))?;
-    let text = boot.get(&key).map_err(|e| io_err("PMI get", e))?;
-    Ok(text
-        .and_then(|t| t.parse::<usize>().ok())
-        .unwrap_or(1)
-        .clamp(1, engine_ref::MAX_LANES))
+    let mut lanes_of = |h: &str| -> MpiResult<usize> {
+        let text = boot.get(&key(h)).map_err(|e| io_err("PMI get", e))?;
+        Ok(text
+            .and_then(|t| t.parse::<usize>().ok())
+            .unwrap_or(1)
+            .clamp(1, engine_ref::MAX_LANES))
+    };
+    let mine = lanes_of(host)?;
+    let mut most = mine;
+    for h in nodes.iter().filter(|h| h.as_str() != host) {
+        most = most.max(lanes_of(h)?);
+    }
+    Ok((mine, most))
 }
 
 fn hostname() -> String {

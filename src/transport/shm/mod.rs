@@ -105,8 +105,12 @@ fn fb_of_cell(cell: u32) -> (u32, u32) {
 unsafe impl Send for ShmEngine {}
 
 impl ShmEngine {
+    /// Process-manager barriers one [`ShmEngine::setup`] takes (ranks that set up no lane
+    /// join as many, so that every rank of the job joins the same barriers).
+    pub const SETUP_BARRIERS: usize = 3;
+
     /// Creates or attaches the node segment of lane `lane` and probes CMA. Collective over
-    /// the job's ranks (it uses bootstrap barriers).
+    /// the job's ranks (it uses [`ShmEngine::SETUP_BARRIERS`] bootstrap barriers).
     pub fn setup(
         boot: &mut dyn Bootstrap,
         host: &str,

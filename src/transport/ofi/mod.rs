@@ -1,0 +1,806 @@
+//! The network transport: ranks on different nodes, over a libfabric RDM endpoint with
+//! tagged messages (default provider `tcp;ofi_rxm`, `HYMPI_OFI_PROVIDER` chooses another).
+//!
+//! It carries the same protocol messages as the node transport ([`Outgoing`] in,
+//! [`Incoming`] out), in the same shape: a message is a 64-byte header and its payload in a
+//! buffer of this rank's own. Receives land in a pool of posted buffers, the counterpart of
+//! the node transport's cells: [`NetEngine::poll`] hands one out as an [`Incoming`] whose
+//! `cell` is its buffer, and [`NetEngine::release`] posts it again. Sends are copied into
+//! send buffers, so an eager send is complete once posted; when every send buffer is in
+//! flight, items wait in FIFO order in `pending` (keeping MPI's per-pair order), as on the
+//! node. Large messages use the protocol's streamed rendezvous: the receiver answers `Rts`
+//! with `Cts` and the sender streams `Data` chunks of up to [`PAYLOAD_CAP`] bytes.
+//!
+//! Per-pair sequence numbers on matched messages (`Eager`, `EagerSync`, `Rts`) restore the
+//! send order if a provider ever completes receives out of order.
+//!
+//! Peers are named by world rank, with [`NET_PEER`] set (the core tells the two transports'
+//! peers apart by that bit). Addresses are exchanged through the process manager's key-value
+//! space at `MPI_Init`.
+
+pub mod ffi;
+
+use crate::error::{MpiError, MpiResult};
+use crate::mpi_abi::consts::*;
+use crate::platform::bootstrap::Bootstrap;
+use crate::platform::config::{self, Knob};
+use crate::transport::wire::{Envelope, Gather, Incoming, MsgKind, Outgoing};
+use ffi::{Cqe, Endpoint, FiContext, FI_EAGAIN};
+use std::collections::VecDeque;
+
+/// Set in a peer index that names a rank of another node (the network transport's peer); the
+/// other bits are its world rank. Without it, a peer index is a local rank of the node
+/// transport.
+pub const NET_PEER: u32 = 1 << 31;
+
+/// Bytes of one send or receive buffer (header and payload).
+const BUF: usize = 32 * 1024;
+
+/// Bytes of the header in front of every message.
+const HDR: usize = std::mem::size_of::<Hdr>();
+
+/// Payload bytes one message carries (eager messages and stream chunks).
+pub const PAYLOAD_CAP: usize = BUF - HDR;
+
+/// Receive buffers kept posted.
+const RX_SLOTS: usize = 64;
+
+/// Send buffers (messages in flight at once).
+const TX_SLOTS: usize = 64;
+
+/// The tag of protocol messages (every message, for now).
+const TAG_MSG: u64 = 0;
+
+/// The header of a message on the wire.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct Hdr {
+    kind: u32,
+    /// The sender's world rank.
+    src: u32,
+    ctx: u32,
+    src_rank: i32,
+    tag: i32,
+    /// Payload bytes that follow.
+    len: u32,
+    seq: u32,
+    _pad: u32,
+    total: u64,
+    sreq: u64,
+    rreq: u64,
+    addr: u64,
+}
+
+const _: () = assert!(HDR == 64);
+
+/// A rendezvous message being streamed (answer to a `Cts`).
+#[derive(Debug)]
+struct Stream {
+    dest: u32,
+    sreq: u64,
+    rreq: u64,
+    buf: *const u8,
+    total: usize,
+    off: usize,
+    layout: Option<Box<dyn Gather>>,
+}
+
+/// The network transport of one rank.
+pub struct NetEngine {
+    ep: Endpoint,
+    me: u32,
+    /// libfabric address of each world rank.
+    addrs: Vec<u64>,
+    /// `RX_SLOTS` receive buffers, then `TX_SLOTS` send buffers, `BUF` bytes each (as u64 for
+    /// alignment).
+    bufs: Box<[u64]>,
+    /// The `fi_context` of each buffer's operation in flight (same order as `bufs`).
+    ctxs: Box<[FiContext]>,
+    tx_free: Vec<u32>,
+    /// Receive buffers to post (again) once the provider takes them.
+    rx_unposted: Vec<u32>,
+    pending: VecDeque<Outgoing>,
+    streams: Vec<Stream>,
+    /// Messages taken from the completion queue, in order, not yet handed out.
+    ready: VecDeque<Incoming>,
+    /// Matched messages that arrived ahead of their sequence number.
+    early: Vec<Incoming>,
+    send_seq: Vec<u32>,
+    recv_seq: Vec<u32>,
+    /// The first failure the provider reported (the job cannot go on).
+    failed: Option<String>,
+    /// Finalizing: errors from peers closing their connections are expected.
+    closing: bool,
+    provider: String,
+}
+
+// SAFETY: raw buffer pointers in pending items and streams refer to user buffers whose
+// requests are still active; the engine is used under the runtime's access discipline, one
+// thread at a time.
+unsafe impl Send for NetEngine {}
+
+impl std::fmt::Debug for NetEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NetEngine")
+            .field("me", &self.me)
+            .field("provider", &self.provider)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Lowercase hex of `b`.
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The bytes of lowercase or uppercase hex `s`.
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// The provider to ask libfabric for: `HYMPI_OFI_PROVIDER` when set (empty: libfabric's
+/// choice), else libfabric's choice when its own `FI_PROVIDER` is set, else the default.
+fn provider_wanted() -> Option<String> {
+    let p = if config::is_set(Knob::OfiProvider) || std::env::var_os("FI_PROVIDER").is_none() {
+        config::text(Knob::OfiProvider)
+    } else {
+        String::new()
+    };
+    (!p.is_empty()).then_some(p)
+}
+
+impl NetEngine {
+    /// Opens this rank's endpoint, publishes its address and connects the job's: collective
+    /// over all ranks (it uses a bootstrap barrier).
+    pub fn setup(boot: &mut dyn Bootstrap, me: u32, size: u32) -> MpiResult<NetEngine> {
+        let err = |what: String| MpiError::new(MPI_ERR_OTHER, format!("network transport: {what}"));
+        let addr = config::text(Knob::OfiAddr);
+        let ep = Endpoint::open(
+            provider_wanted().as_deref(),
+            (!addr.is_empty()).then_some(addr.as_str()),
+        )
+        .map_err(err)?;
+        let name = ep.name().map_err(err)?;
+        let io = |e: std::io::Error| err(format!("address exchange: {e}"));
+        boot.put(&format!("ofi-{me}"), &hex(&name)).map_err(io)?;
+        boot.barrier().map_err(io)?;
+        let mut names = Vec::with_capacity(size as usize);
+        for r in 0..size {
+            let v = boot.get(&format!("ofi-{r}")).map_err(io)?;
+            let a = v.as_deref().and_then(unhex).ok_or_else(|| {
+                err(format!(
+                    "rank {r} published no network address (is it running hympi with the same provider?)"
+                ))
+            })?;
+            names.push(a);
+        }
+        NetEngine::connect(ep, me, &names).map_err(err)
+    }
+
+    /// The engine of world rank `me` on open endpoint `ep`, given every rank's address.
+    fn connect(ep: Endpoint, me: u32, names: &[Vec<u8>]) -> Result<NetEngine, String> {
+        let addrs = ep.insert(names)?;
+        let provider = ep.provider();
+        let size = names.len();
+        let slots = RX_SLOTS + TX_SLOTS;
+        let mut e = NetEngine {
+            ep,
+            me,
+            addrs,
+            bufs: vec![0u64; slots * BUF / 8].into_boxed_slice(),
+            ctxs: vec![FiContext::default(); slots].into_boxed_slice(),
+            tx_free: (RX_SLOTS as u32..slots as u32).rev().collect(),
+            rx_unposted: (0..RX_SLOTS as u32).collect(),
+            pending: VecDeque::new(),
+            streams: Vec::new(),
+            ready: VecDeque::new(),
+            early: Vec::new(),
+            send_seq: vec![0; size],
+            recv_seq: vec![0; size],
+            failed: None,
+            closing: false,
+            provider,
+        };
+        e.post_receives();
+        match e.failed.take() {
+            Some(f) => Err(f),
+            None => Ok(e),
+        }
+    }
+
+    /// The libfabric provider in use.
+    pub fn provider(&self) -> &str {
+        &self.provider
+    }
+
+    /// The first failure the provider reported, if any: the job cannot go on.
+    #[inline]
+    pub fn failure(&self) -> Option<&str> {
+        self.failed.as_deref()
+    }
+
+    /// Marks the engine as finalizing: peers closing their connections is expected now.
+    pub fn set_closing(&mut self) {
+        self.closing = true;
+    }
+
+    /// Buffer `slot` (header at its start).
+    #[inline(always)]
+    fn buf(&mut self, slot: u32) -> *mut u8 {
+        let words = BUF / 8;
+        // SAFETY: slot < RX_SLOTS + TX_SLOTS, so the offset stays inside `bufs`.
+        unsafe { self.bufs.as_mut_ptr().add(slot as usize * words).cast() }
+    }
+
+    /// Buffer `slot`, for reading.
+    #[inline(always)]
+    fn buf_ro(&self, slot: u32) -> *const u8 {
+        let words = BUF / 8;
+        // SAFETY: slot < RX_SLOTS + TX_SLOTS, so the offset stays inside `bufs`.
+        unsafe { self.bufs.as_ptr().add(slot as usize * words).cast() }
+    }
+
+    /// The context of buffer `slot`'s operation.
+    #[inline(always)]
+    fn ctx(&mut self, slot: u32) -> *mut FiContext {
+        &mut self.ctxs[slot as usize]
+    }
+
+    /// The buffer whose operation `c` completed.
+    fn slot_of(&self, c: &Cqe) -> Option<u32> {
+        let base = self.ctxs.as_ptr() as usize;
+        let at = c.ctx as usize;
+        let size = std::mem::size_of::<FiContext>();
+        (at >= base && at < base + self.ctxs.len() * size && (at - base).is_multiple_of(size))
+            .then(|| ((at - base) / size) as u32)
+    }
+
+    /// Posts the receive buffers waiting for it (those the provider refused stay waiting).
+    fn post_receives(&mut self) {
+        while let Some(slot) = self.rx_unposted.pop() {
+            let (buf, ctx) = (self.buf(slot), self.ctx(slot));
+            // SAFETY: the buffer (BUF bytes) and its context belong to this slot, which has no
+            // operation in flight, until its completion is polled.
+            let rc = unsafe { self.ep.trecv(buf, BUF, TAG_MSG, 0, ctx) };
+            if rc == -FI_EAGAIN {
+                self.rx_unposted.push(slot);
+                return;
+            }
+            if rc != 0 {
+                self.fail(format!("fi_trecv: {}", ffi::strerror(rc as i64)));
+                return;
+            }
+        }
+    }
+
+    fn fail(&mut self, what: String) {
+        if self.failed.is_none() {
+            self.failed = Some(what);
+        }
+    }
+
+    /// Writes `h` and `n` payload bytes from `fill` into a free send buffer and posts it to
+    /// world rank `dest`. False, with nothing sent, when no buffer is free or the provider's
+    /// queue is full.
+    fn emit(&mut self, dest: u32, h: Hdr, fill: impl FnOnce(&mut [u8])) -> bool {
+        let Some(slot) = self.tx_free.pop() else {
+            return false;
+        };
+        let n = h.len as usize;
+        debug_assert!(n <= PAYLOAD_CAP);
+        let buf = self.buf(slot);
+        // SAFETY: the send buffer is ours (free) and holds HDR + PAYLOAD_CAP ≥ HDR + n bytes;
+        // it is 8-byte aligned.
+        unsafe {
+            buf.cast::<Hdr>().write(h);
+            fill(std::slice::from_raw_parts_mut(buf.add(HDR), n));
+        }
+        let ctx = self.ctx(slot);
+        let to = self.addrs[(dest & !NET_PEER) as usize];
+        // SAFETY: buffer and context stay ours until the send's completion returns the slot.
+        let rc = unsafe { self.ep.tsend(buf, HDR + n, to, TAG_MSG, ctx) };
+        if rc == 0 {
+            return true;
+        }
+        self.tx_free.push(slot);
+        if rc != -FI_EAGAIN {
+            self.fail(format!(
+                "fi_tsend to rank {}: {}",
+                dest & !NET_PEER,
+                ffi::strerror(rc as i64)
+            ));
+        }
+        false
+    }
+
+    /// Sends `o` if a send buffer is free (and the provider takes it).
+    fn try_emit(&mut self, o: &Outgoing) -> bool {
+        let me = self.me;
+        match *o {
+            Outgoing::Msg {
+                dest,
+                kind,
+                env,
+                sreq,
+                buf,
+                bytes,
+            } => {
+                let d = (dest & !NET_PEER) as usize;
+                let seq = self.send_seq[d];
+                let carried = if kind == MsgKind::Rts { 0 } else { bytes };
+                let h = Hdr {
+                    kind: kind as u32,
+                    src: me,
+                    ctx: env.ctx,
+                    src_rank: env.src,
+                    tag: env.tag,
+                    len: carried as u32,
+                    seq,
+                    total: bytes as u64,
+                    sreq,
+                    addr: buf as u64,
+                    ..Hdr::default()
+                };
+                let sent = self.emit(dest, h, |out| {
+                    if carried > 0 {
+                        // SAFETY: the send buffer holds `bytes` bytes (eager sizes are
+                        // checked against PAYLOAD_CAP by the caller's eager limit).
+                        unsafe { std::ptr::copy_nonoverlapping(buf, out.as_mut_ptr(), carried) };
+                    }
+                });
+                if sent {
+                    self.send_seq[d] = seq.wrapping_add(1);
+                }
+                sent
+            }
+            Outgoing::RtsV {
+                dest,
+                env,
+                sreq,
+                total,
+                ..
+            } => {
+                // The network has no vectored reads: the receiver asks for a stream.
+                let d = (dest & !NET_PEER) as usize;
+                let seq = self.send_seq[d];
+                let h = Hdr {
+                    kind: MsgKind::Rts as u32,
+                    src: me,
+                    ctx: env.ctx,
+                    src_rank: env.src,
+                    tag: env.tag,
+                    seq,
+                    total,
+                    sreq,
+                    rreq: crate::transport::wire::RTS_STREAM,
+                    ..Hdr::default()
+                };
+                let sent = self.emit(dest, h, |_| {});
+                if sent {
+                    self.send_seq[d] = seq.wrapping_add(1);
+                }
+                sent
+            }
+            Outgoing::Split { dest, .. } => {
+                // Splits are a node-transport protocol (CMA); the core never asks for one here.
+                self.fail(format!(
+                    "a split copy was asked of rank {} over the network",
+                    dest & !NET_PEER
+                ));
+                true
+            }
+            Outgoing::Reply {
+                dest,
+                kind,
+                sreq,
+                rreq,
+            } => {
+                let h = Hdr {
+                    kind: kind as u32,
+                    src: me,
+                    sreq,
+                    rreq,
+                    ..Hdr::default()
+                };
+                self.emit(dest, h, |_| {})
+            }
+        }
+    }
+
+    /// Sends `o` now if a send buffer is free and nothing is queued before it; otherwise
+    /// queues it. Returns true when it went out now.
+    pub fn send_or_queue(&mut self, o: Outgoing) -> bool {
+        if self.pending.is_empty() && self.try_emit(&o) {
+            return true;
+        }
+        self.pending.push_back(o);
+        false
+    }
+
+    /// Queues a stream of `Data` chunks (answer to a `Cts`); with a layout, `buf` is the base
+    /// of the derived-datatype buffer and `total` its packed length.
+    pub fn start_stream(
+        &mut self,
+        dest: u32,
+        sreq: u64,
+        rreq: u64,
+        buf: *const u8,
+        total: usize,
+        layout: Option<Box<dyn Gather>>,
+    ) {
+        self.streams.push(Stream {
+            dest,
+            sreq,
+            rreq,
+            buf,
+            total,
+            off: 0,
+            layout,
+        });
+    }
+
+    /// Whether nothing waits to be sent, handed out or completed.
+    pub fn idle(&self) -> bool {
+        self.pending.is_empty()
+            && self.streams.is_empty()
+            && self.ready.is_empty()
+            && self.early.is_empty()
+            && self.tx_free.len() == TX_SLOTS
+            && self.rx_unposted.is_empty()
+    }
+
+    /// Sends queued items in order, then stream chunks; eager sends that went out and
+    /// streams fully sent are reported in `done` (their requests are complete). Returns
+    /// whether anything was sent.
+    pub fn flush(&mut self, done: &mut Vec<u64>) -> bool {
+        self.reap();
+        if !self.rx_unposted.is_empty() {
+            self.post_receives();
+        }
+        let mut any = false;
+        while let Some(o) = self.pending.pop_front() {
+            if !self.try_emit(&o) {
+                self.pending.push_front(o);
+                break;
+            }
+            if let Outgoing::Msg {
+                kind: MsgKind::Eager,
+                sreq,
+                ..
+            } = o
+            {
+                done.push(sreq);
+            }
+            any = true;
+        }
+        let me = self.me;
+        let mut i = 0;
+        while i < self.streams.len() {
+            loop {
+                let s = &self.streams[i];
+                if s.off >= s.total {
+                    break;
+                }
+                let n = PAYLOAD_CAP.min(s.total - s.off);
+                let h = Hdr {
+                    kind: MsgKind::Data as u32,
+                    src: me,
+                    len: n as u32,
+                    total: s.total as u64,
+                    sreq: s.sreq,
+                    rreq: s.rreq,
+                    addr: s.off as u64,
+                    ..Hdr::default()
+                };
+                let (dest, base, off, layout) = (s.dest, s.buf, s.off, s.layout.as_deref());
+                // The closure borrows the stream's layout while `emit` borrows the engine:
+                // take the layout out for the call.
+                let layout_ptr = layout.map(|l| l as *const dyn Gather);
+                let sent = self.emit(dest, h, |out| match layout_ptr {
+                    // SAFETY: [off, off + n) lies in the active send's buffer (its layout's
+                    // packed length is `total`); the layout outlives the call (it is owned
+                    // by the stream, which is not touched meanwhile).
+                    Some(l) => unsafe { (*l).pack(base as usize, off, out) },
+                    // SAFETY: as above, for a contiguous buffer of `total` bytes.
+                    None => unsafe {
+                        std::ptr::copy_nonoverlapping(base.add(off), out.as_mut_ptr(), n)
+                    },
+                });
+                if !sent {
+                    break;
+                }
+                self.streams[i].off += n;
+                any = true;
+            }
+            if self.streams[i].off >= self.streams[i].total {
+                done.push(self.streams[i].sreq);
+                self.streams.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        any
+    }
+
+    /// Reads the completion queue: arrived messages go to `ready` (in each sender's order),
+    /// finished sends free their buffers.
+    fn reap(&mut self) {
+        let mut cqes = [Cqe::default(); 32];
+        loop {
+            let (n, failed) = match self.ep.poll(&mut cqes) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.fail(e);
+                    return;
+                }
+            };
+            if n == 0 {
+                return;
+            }
+            if let Some(msg) = failed {
+                self.failed_op(&cqes[0], msg);
+                continue;
+            }
+            for c in &cqes[..n] {
+                let Some(slot) = self.slot_of(c) else {
+                    self.fail("a completion for an unknown operation".into());
+                    continue;
+                };
+                if (slot as usize) < RX_SLOTS {
+                    self.arrived(slot, c.len as usize);
+                } else {
+                    self.tx_free.push(slot);
+                }
+            }
+            if n < cqes.len() {
+                return;
+            }
+        }
+    }
+
+    /// A failed operation: its buffer comes back; unless finalizing, the job cannot go on.
+    #[cold]
+    fn failed_op(&mut self, c: &Cqe, msg: String) {
+        match self.slot_of(c) {
+            Some(slot) if (slot as usize) < RX_SLOTS => self.rx_unposted.push(slot),
+            Some(slot) => self.tx_free.push(slot),
+            None => {}
+        }
+        if !self.closing {
+            self.fail(format!(
+                "a transfer failed: {} ({msg})",
+                ffi::strerror(c.err)
+            ));
+        }
+    }
+
+    /// Receive buffer `slot` got a message of `got` bytes.
+    fn arrived(&mut self, slot: u32, got: usize) {
+        let buf = self.buf_ro(slot);
+        if got < HDR {
+            self.fail(format!("a message of {got} bytes, shorter than its header"));
+            self.rx_unposted.push(slot);
+            return;
+        }
+        // SAFETY: the buffer holds a received message of at least HDR bytes; it is aligned.
+        let h = unsafe { buf.cast::<Hdr>().read() };
+        let Some(kind) = MsgKind::from_u32(h.kind) else {
+            self.fail(format!("a message of unknown kind {}", h.kind));
+            self.rx_unposted.push(slot);
+            return;
+        };
+        if h.len as usize > got - HDR || h.src as usize >= self.recv_seq.len() {
+            self.fail(format!(
+                "a malformed message (kind {kind:?}, {} payload bytes of {got})",
+                h.len
+            ));
+            self.rx_unposted.push(slot);
+            return;
+        }
+        let m = Incoming {
+            cell: slot,
+            kind,
+            src_local: NET_PEER | h.src,
+            env: Envelope {
+                ctx: h.ctx,
+                src: h.src_rank,
+                tag: h.tag,
+            },
+            len: h.len as usize,
+            total: h.total,
+            sreq: h.sreq,
+            rreq: h.rreq,
+            addr: h.addr,
+            seq: h.seq,
+        };
+        if !matches!(kind, MsgKind::Eager | MsgKind::EagerSync | MsgKind::Rts) {
+            self.ready.push_back(m);
+            return;
+        }
+        let src = h.src as usize;
+        if h.seq != self.recv_seq[src] {
+            self.early.push(m);
+            return;
+        }
+        self.recv_seq[src] = h.seq.wrapping_add(1);
+        self.ready.push_back(m);
+        // Messages from the same sender that came ahead of this one follow it now.
+        while let Some(i) = self
+            .early
+            .iter()
+            .position(|e| (e.src_local & !NET_PEER) as usize == src && e.seq == self.recv_seq[src])
+        {
+            let e = self.early.swap_remove(i);
+            self.recv_seq[src] = e.seq.wrapping_add(1);
+            self.ready.push_back(e);
+        }
+    }
+
+    /// Takes the next message addressed to this rank, in each sender's order.
+    #[inline]
+    pub fn poll(&mut self) -> Option<Incoming> {
+        if self.ready.is_empty() {
+            self.reap();
+        }
+        self.ready.pop_front()
+    }
+
+    /// The payload of message `m` (valid until it is released).
+    pub fn payload(&self, m: &Incoming) -> &[u8] {
+        let buf = self.buf_ro(m.cell);
+        // SAFETY: the receive buffer is ours until released and holds HDR + len bytes of the
+        // message (checked on arrival).
+        unsafe { std::slice::from_raw_parts(buf.add(HDR), m.len) }
+    }
+
+    /// Posts the receive buffer of a handled message again.
+    pub fn release(&mut self, cell: u32) {
+        self.rx_unposted.push(cell);
+        self.post_receives();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_round_trips() {
+        let b = [0u8, 1, 0x7f, 0x80, 0xff];
+        assert_eq!(hex(&b), "00017f80ff");
+        assert_eq!(unhex("00017f80ff").as_deref(), Some(&b[..]));
+        assert_eq!(unhex("0"), None);
+        assert_eq!(unhex("zz"), None);
+    }
+
+    /// Two engines of one process (ranks 0 and 1) on provider `prov` over loopback.
+    fn pair(prov: &str) -> (NetEngine, NetEngine) {
+        let a = Endpoint::open(Some(prov), Some("127.0.0.1")).expect("endpoint 0");
+        let b = Endpoint::open(Some(prov), Some("127.0.0.1")).expect("endpoint 1");
+        let names = vec![a.name().unwrap(), b.name().unwrap()];
+        (
+            NetEngine::connect(a, 0, &names).unwrap(),
+            NetEngine::connect(b, 1, &names).unwrap(),
+        )
+    }
+
+    /// Polls `rx` (flushing both) until a message arrives.
+    fn next(tx: &mut NetEngine, rx: &mut NetEngine) -> Incoming {
+        let mut done = Vec::new();
+        for _ in 0..2_000_000 {
+            tx.flush(&mut done);
+            rx.flush(&mut done);
+            if let Some(m) = rx.poll() {
+                return m;
+            }
+        }
+        panic!("no message arrived (sender failure: {:?})", tx.failure());
+    }
+
+    fn eager(dest: u32, tag: i32, data: &[u8]) -> Outgoing {
+        Outgoing::Msg {
+            dest: NET_PEER | dest,
+            kind: MsgKind::Eager,
+            env: Envelope {
+                ctx: 4,
+                src: 0,
+                tag,
+            },
+            sreq: 7,
+            buf: data.as_ptr(),
+            bytes: data.len(),
+        }
+    }
+
+    /// Many eager messages, more than there are send and receive buffers, arrive whole and
+    /// in order; a stream arrives whole; replies carry their tokens.
+    fn carries_messages_in_order(prov: &str) {
+        let (mut a, mut b) = pair(prov);
+        let n = 4 * (TX_SLOTS + RX_SLOTS);
+        let msgs: Vec<Vec<u8>> = (0..n)
+            .map(|i| (0..(i * 37) % 3000).map(|j| (i + j) as u8).collect())
+            .collect();
+        let mut got = 0;
+        for (i, m) in msgs.iter().enumerate() {
+            a.send_or_queue(eager(1, i as i32, m));
+            // Drain now and then so the sender's queue both fills and empties.
+            if i % 100 == 99 {
+                while got < i / 2 {
+                    let r = next(&mut a, &mut b);
+                    assert_eq!(r.env.tag, got as i32, "order");
+                    assert_eq!(b.payload(&r), &msgs[got][..]);
+                    assert_eq!(r.src_local, NET_PEER);
+                    b.release(r.cell);
+                    got += 1;
+                }
+            }
+        }
+        while got < n {
+            let r = next(&mut a, &mut b);
+            assert_eq!(r.kind, MsgKind::Eager);
+            assert_eq!(r.env.tag, got as i32, "order");
+            assert_eq!(b.payload(&r), &msgs[got][..]);
+            b.release(r.cell);
+            got += 1;
+        }
+        // A stream of 5.5 chunks, from b to a.
+        let big: Vec<u8> = (0..PAYLOAD_CAP * 11 / 2).map(|i| (i % 251) as u8).collect();
+        b.start_stream(NET_PEER, 3, 9, big.as_ptr(), big.len(), None);
+        let mut back = vec![0u8; big.len()];
+        let mut have = 0;
+        while have < big.len() {
+            let r = next(&mut b, &mut a);
+            assert_eq!((r.kind, r.sreq, r.rreq), (MsgKind::Data, 3, 9));
+            let off = r.addr as usize;
+            let p = a.payload(&r);
+            back[off..off + p.len()].copy_from_slice(p);
+            have += p.len();
+            a.release(r.cell);
+        }
+        assert!(back == big, "stream content");
+        b.send_or_queue(Outgoing::Reply {
+            dest: NET_PEER,
+            kind: MsgKind::Fin,
+            sreq: 11,
+            rreq: 12,
+        });
+        let r = next(&mut b, &mut a);
+        assert_eq!(
+            (r.kind, r.sreq, r.rreq, r.src_local),
+            (MsgKind::Fin, 11, 12, NET_PEER | 1)
+        );
+        a.release(r.cell);
+        let mut done = Vec::new();
+        for _ in 0..100_000 {
+            a.flush(&mut done);
+            b.flush(&mut done);
+            if a.idle() && b.idle() {
+                break;
+            }
+        }
+        assert!(a.idle() && b.idle(), "every send completed");
+        assert!(a.failure().is_none() && b.failure().is_none());
+    }
+
+    #[test]
+    fn tcp_rxm_carries_messages_in_order() {
+        carries_messages_in_order("tcp;ofi_rxm");
+    }
+
+    #[test]
+    fn sockets_carries_messages_in_order() {
+        carries_messages_in_order("sockets");
+    }
+
+    #[test]
+    fn an_unknown_provider_is_refused_with_its_name() {
+        let e = Endpoint::open(Some("no-such-provider"), Some("127.0.0.1")).unwrap_err();
+        assert!(e.contains("no-such-provider"), "{e}");
+    }
+}
