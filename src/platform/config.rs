@@ -50,6 +50,8 @@ pub enum Knob {
     OfiProvider,
     /// `HYMPI_OFI_ADDR`.
     OfiAddr,
+    /// `HYMPI_HOST_RANKS`.
+    HostRanks,
 }
 
 /// What values a knob takes.
@@ -315,6 +317,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Transport,
         verbosity: Verbosity::TunerDetail,
         doc: "the address the network transport's endpoint binds to (hympiexec sets 127.0.0.1 for virtual nodes); empty: the provider's default interface",
+    },
+    KnobSpec {
+        knob: Knob::HostRanks,
+        name: "HYMPI_HOST_RANKS",
+        kind: Kind::Int { min: 0, max: i64::MAX },
+        default: "0",
+        category: Category::Threads,
+        verbosity: Verbosity::TunerDetail,
+        doc: "ranks of the job on this machine, which decides whether waiting ranks yield the CPU at once (hympiexec sets it: with virtual nodes a machine holds several nodes); 0: the node's ranks",
     },
 ];
 

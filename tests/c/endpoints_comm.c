@@ -6,7 +6,8 @@
  *  - splits the duplicate by rank parity with reversed keys: sizes, ranks, order (Allgather
  *    of old ranks), ring and Allreduce; splits that again (nested);
  *  - splits with MPI_UNDEFINED on rank 0 (MPI_COMM_NULL there, size - 1 elsewhere);
- *  - MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) (one node: everybody, same order);
+ *  - MPI_Comm_split_type(MPI_COMM_TYPE_SHARED): the endpoints of the processes on this
+ *    node (as MPI_COMM_WORLD's shared split says; virtual nodes make several), same order;
  *  - MPI_Comm_dup_with_info keeps the hints given;
  *  - MPI_Comm_idup and MPI_Comm_group on an endpoint are refused
  *    (MPI_ERR_UNSUPPORTED_OPERATION);
@@ -19,6 +20,8 @@
 #include "hympi_mpix.h"
 
 static int total, first_of_mine, ep_max = 3, keyval = MPI_KEYVAL_INVALID;
+/* Endpoints of this node's processes: all of them, and those ranked before ours. */
+static int node_total, node_before;
 
 struct thr {
     int k;
@@ -157,7 +160,7 @@ static void *run(void *arg)
     if (rc != MPI_SUCCESS || sh == MPI_COMM_NULL)
         TFAIL(t, "MPI_Comm_split_type: rc %d", rc);
     else {
-        exercise(t, sh, rank, size, "split_type shared");
+        exercise(t, sh, node_before + (rank - first_of_mine), node_total, "split_type shared");
         MPI_Comm_free(&sh);
     }
 
@@ -221,13 +224,26 @@ int main(int argc, char **argv)
     int mine = 1 + mtest_rank % ep_max;
     int *counts = malloc(sizeof(int) * (size_t)mtest_size);
     MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD);
-    total = 0;
+    /* Each process's node, named by its lowest world rank. */
+    MPI_Comm node;
+    int lowest, *node_of = malloc(sizeof(int) * (size_t)mtest_size);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Allreduce(&mtest_rank, &lowest, 1, MPI_INT, MPI_MIN, node);
+    MPI_Comm_free(&node);
+    MPI_Allgather(&lowest, 1, MPI_INT, node_of, 1, MPI_INT, MPI_COMM_WORLD);
+    total = node_total = node_before = 0;
     for (int p = 0; p < mtest_size; p++) {
         if (p == mtest_rank)
             first_of_mine = total;
         total += counts[p];
+        if (node_of[p] == lowest) {
+            if (p < mtest_rank)
+                node_before += counts[p];
+            node_total += counts[p];
+        }
     }
     free(counts);
+    free(node_of);
     MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &keyval, NULL);
 
     for (int round = 0; round < 2; round++) {

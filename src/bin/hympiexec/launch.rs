@@ -134,6 +134,8 @@ pub fn start(job: &JobSpec<'_>, rank: usize, cpus: Option<&[usize]>) -> io::Resu
         .env("PMI_SIZE", job.np.to_string())
         .env("HYMPI_LOCAL_RANK", local_rank.to_string())
         .env("HYMPI_LOCAL_SIZE", local_size.to_string());
+    // Every rank of the job runs on this machine, whatever the virtual nodes.
+    cmd.env("HYMPI_HOST_RANKS", job.np.to_string());
     if let Some(p) = job.per_node {
         // Virtual node `rank / p` of this host; the network transport stays on loopback.
         cmd.env("HYMPI_NODE", format!("{}-vnode{}", host_name(), rank / p));

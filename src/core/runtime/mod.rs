@@ -421,14 +421,16 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         locals.push(0);
     }
     let nlocal = locals.len();
-    let oversubscribed = nlocal > wait::node_cpus();
+    // The machine's ranks, which may be several (virtual) nodes' worth.
+    let on_machine = nlocal.max(config::int(Knob::HostRanks) as usize);
+    let oversubscribed = on_machine > wait::node_cpus();
     let spin = match config::setting(Knob::Spin) {
         Setting::Value(v) => v as u32,
         _ => {
             // With MPI_THREAD_MULTIPLE on one CPU's worth of the node, a waiting thread
             // spins only briefly: another thread of this process may need the CPU to make
             // the progress it waits for.
-            let one_cpu = wait::usable_cpus().min(wait::node_cpus() / nlocal.max(1)) <= 1;
+            let one_cpu = wait::usable_cpus().min(wait::node_cpus() / on_machine.max(1)) <= 1;
             if oversubscribed {
                 1
             } else if one_cpu && thread_level == MPI_THREAD_MULTIPLE {
