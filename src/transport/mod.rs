@@ -31,6 +31,13 @@ pub trait Transport {
         total: usize,
         layout: Option<Box<dyn Gather>>,
     );
+    /// Offers to receive rendezvous `rreq`'s `len` bytes from `peer` straight into `buf`
+    /// (answered by the `Cts` about to be sent); whether the transport took it. The data then
+    /// arrives as one `Data` message whose payload is `buf` itself.
+    ///
+    /// # Safety
+    /// `buf` must stay writable for `len` bytes until that message is released.
+    unsafe fn recv_into(&mut self, peer: u32, rreq: u64, buf: *mut u8, len: usize) -> bool;
     /// Moves queued items; eager sends and streams that went out are reported in `done`.
     fn flush(&mut self, done: &mut Vec<u64>) -> bool;
     /// Whether nothing waits to be sent or handed out.
@@ -107,6 +114,11 @@ impl Transport for shm::ShmEngine {
         layout: Option<Box<dyn Gather>>,
     ) {
         shm::ShmEngine::start_stream(self, dest, sreq, rreq, buf, total, layout)
+    }
+    #[inline(always)]
+    unsafe fn recv_into(&mut self, _peer: u32, _rreq: u64, _buf: *mut u8, _len: usize) -> bool {
+        // The node transport copies with CMA or through cells.
+        false
     }
     #[inline(always)]
     fn flush(&mut self, done: &mut Vec<u64>) -> bool {
@@ -189,6 +201,10 @@ impl Transport for ofi::NetEngine {
         layout: Option<Box<dyn Gather>>,
     ) {
         ofi::NetEngine::start_stream(self, dest, sreq, rreq, buf, total, layout)
+    }
+    unsafe fn recv_into(&mut self, peer: u32, rreq: u64, buf: *mut u8, len: usize) -> bool {
+        // SAFETY: forwarded caller guarantee.
+        unsafe { ofi::NetEngine::recv_into(self, peer, rreq, buf, len) }
     }
     fn flush(&mut self, done: &mut Vec<u64>) -> bool {
         ofi::NetEngine::flush(self, done)

@@ -862,7 +862,13 @@ impl Runtime {
                 return;
             }
         }
-        // Streamed copy through cells.
+        // Streamed copy through cells, or (on the network) straight into our buffer when it
+        // takes the whole message.
+        if total > 0 && total as usize <= r.cap && !r.noncontig() {
+            // SAFETY: the receive buffer holds `cap` >= total bytes and stays valid until the
+            // request completes, which is after the data message is released.
+            unsafe { shm.recv_into(src_local, token, r.buf, total as usize) };
+        }
         let e = r.extra();
         e.stream_total = total;
         e.stream_got = 0;
@@ -1202,7 +1208,9 @@ impl Runtime {
                         let n = data.len().min(r.cap - off);
                         if r.noncontig() {
                             deliver_layout(r, off, &data[..n]);
-                        } else {
+                        } else if !std::ptr::eq(data.as_ptr(), r.buf.wrapping_add(off)) {
+                            // (A transport that received straight into the buffer hands out
+                            // the buffer itself: nothing to copy.)
                             // SAFETY: off + n ≤ cap, inside the receive buffer.
                             unsafe {
                                 std::ptr::copy_nonoverlapping(data.as_ptr(), r.buf.add(off), n)

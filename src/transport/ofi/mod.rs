@@ -8,8 +8,14 @@
 //! `cell` is its buffer, and [`NetEngine::release`] posts it again. Sends are copied into
 //! send buffers, so an eager send is complete once posted; when every send buffer is in
 //! flight, items wait in FIFO order in `pending` (keeping MPI's per-pair order), as on the
-//! node. Large messages use the protocol's streamed rendezvous: the receiver answers `Rts`
-//! with `Cts` and the sender streams `Data` chunks of up to [`PAYLOAD_CAP`] bytes.
+//! node. Large messages use the protocol's rendezvous: the receiver answers `Rts` with `Cts`.
+//! When its buffer is contiguous and takes the whole message, it first posts a tagged
+//! receive straight into that buffer ([`NetEngine::recv_into`]) and flags the `Cts`; the
+//! sender then posts its whole buffer as one tagged send with that receive's tag, and the
+//! provider moves the bytes between the two user buffers (its own rendezvous for large
+//! messages). The arrival is handed out as one `Data` message whose payload is already in
+//! place. Otherwise the sender streams `Data` chunks of up to [`PAYLOAD_CAP`] bytes through
+//! the buffers.
 //!
 //! Per-pair sequence numbers on matched messages (`Eager`, `EagerSync`, `Rts`) restore the
 //! send order if a provider ever completes receives out of order.
@@ -48,8 +54,43 @@ const RX_SLOTS: usize = 64;
 /// Send buffers (messages in flight at once).
 const TX_SLOTS: usize = 64;
 
-/// The tag of protocol messages (every message, for now).
+/// The tag of protocol messages.
 const TAG_MSG: u64 = 0;
+
+/// Rendezvous data sent straight between user buffers: tag `TAG_DIRECT | receiver token`.
+const TAG_DIRECT: u64 = 1 << 63;
+
+/// Operations on user buffers (rendezvous data) in flight at once: the first half for
+/// receives, the second for sends. Apart, because a posted receive waits for the peer's send:
+/// were sends to wait for slots that receives hold, two ranks receiving from each other could
+/// hold all their slots and never send.
+const DIRECT_SLOTS: usize = 64;
+
+/// Direct slots below this index are for receives.
+const DIRECT_RECV_SLOTS: u32 = DIRECT_SLOTS as u32 / 2;
+
+/// `Incoming::cell` of a receive made straight into a user buffer: `DIRECT_CELL + slot`.
+const DIRECT_CELL: u32 = 1 << 30;
+
+/// `Hdr::addr` of a `Cts` whose receiver posted its buffer: send the data in one piece.
+const CTS_DIRECT: u64 = 1;
+
+/// A rendezvous transfer between user buffers in flight.
+#[derive(Debug)]
+struct Direct {
+    /// A receive (else a send).
+    recv: bool,
+    /// World rank of the peer.
+    peer: u32,
+    /// The receiver's request token (the tag); for a send, also the sender's in `sreq`.
+    rreq: u64,
+    sreq: u64,
+    buf: *mut u8,
+    len: usize,
+    /// A send's packed copy, when its buffer had a layout (kept alive until the send
+    /// completes: `buf` points into it).
+    _packed: Vec<u8>,
+}
 
 /// The header of a message on the wire.
 #[repr(C)]
@@ -107,6 +148,20 @@ pub struct NetEngine {
     early: Vec<Incoming>,
     send_seq: Vec<u32>,
     recv_seq: Vec<u32>,
+    /// Transfers between user buffers, by slot (their contexts follow the buffers' in `ctxs`).
+    direct: Vec<Option<Direct>>,
+    /// Free direct slots for receives and for sends.
+    direct_free: [Vec<u32>; 2],
+    /// Direct sends waiting for a slot or for the provider.
+    direct_pending: VecDeque<Direct>,
+    /// Receiver tokens of direct receives posted whose `Cts` is not sent yet.
+    posted_direct: Vec<u64>,
+    /// (peer, sender token) of flagged `Cts` received: their data goes in one piece.
+    direct_wanted: Vec<(u32, u64)>,
+    /// Sender tokens of direct sends completed, reported by the next flush.
+    sends_done: Vec<u64>,
+    /// Largest message the provider carries in one operation.
+    max_msg: usize,
     /// The first failure the provider reported (the job cannot go on).
     failed: Option<String>,
     /// Finalizing: errors from peers closing their connections are expected.
@@ -187,14 +242,17 @@ impl NetEngine {
     fn connect(ep: Endpoint, me: u32, names: &[Vec<u8>]) -> Result<NetEngine, String> {
         let addrs = ep.insert(names)?;
         let provider = ep.provider();
+        let max_msg = ep.max_msg().min(usize::MAX as u64) as usize;
         let size = names.len();
         let slots = RX_SLOTS + TX_SLOTS;
         let mut e = NetEngine {
             ep,
             me,
             addrs,
-            bufs: vec![0u64; slots * BUF / 8].into_boxed_slice(),
-            ctxs: vec![FiContext::default(); slots].into_boxed_slice(),
+            // Filled (not zeroed, which would leave the pages unmapped until first use), so
+            // the buffers are resident from the start: no page faults on the message path.
+            bufs: vec![!0u64; slots * BUF / 8].into_boxed_slice(),
+            ctxs: vec![FiContext::default(); slots + DIRECT_SLOTS].into_boxed_slice(),
             tx_free: (RX_SLOTS as u32..slots as u32).rev().collect(),
             rx_unposted: (0..RX_SLOTS as u32).collect(),
             pending: VecDeque::new(),
@@ -203,6 +261,16 @@ impl NetEngine {
             early: Vec::new(),
             send_seq: vec![0; size],
             recv_seq: vec![0; size],
+            direct: (0..DIRECT_SLOTS).map(|_| None).collect(),
+            direct_free: [
+                (0..DIRECT_RECV_SLOTS).rev().collect(),
+                (DIRECT_RECV_SLOTS..DIRECT_SLOTS as u32).rev().collect(),
+            ],
+            direct_pending: VecDeque::new(),
+            posted_direct: Vec::new(),
+            direct_wanted: Vec::new(),
+            sends_done: Vec::new(),
+            max_msg,
             failed: None,
             closing: false,
             provider,
@@ -401,14 +469,20 @@ impl NetEngine {
                 sreq,
                 rreq,
             } => {
+                let direct = kind == MsgKind::Cts && self.posted_direct.contains(&rreq);
                 let h = Hdr {
                     kind: kind as u32,
                     src: me,
                     sreq,
                     rreq,
+                    addr: if direct { CTS_DIRECT } else { 0 },
                     ..Hdr::default()
                 };
-                self.emit(dest, h, |_| {})
+                let sent = self.emit(dest, h, |_| {});
+                if sent && direct {
+                    self.posted_direct.retain(|&t| t != rreq);
+                }
+                sent
             }
         }
     }
@@ -434,6 +508,37 @@ impl NetEngine {
         total: usize,
         layout: Option<Box<dyn Gather>>,
     ) {
+        let peer = dest & !NET_PEER;
+        if let Some(i) = self.direct_wanted.iter().position(|&w| w == (peer, sreq)) {
+            // The receiver posted its buffer: one send of the whole message.
+            self.direct_wanted.swap_remove(i);
+            let packed = match layout {
+                Some(l) => {
+                    let mut v = vec![0u8; total];
+                    // SAFETY: `buf` is the base of the active send, whose layout packs to
+                    // `total` bytes.
+                    unsafe { l.pack(buf as usize, 0, &mut v) };
+                    v
+                }
+                None => Vec::new(),
+            };
+            let buf = if packed.is_empty() {
+                buf as *mut u8
+            } else {
+                packed.as_ptr() as *mut u8
+            };
+            self.direct_pending.push_back(Direct {
+                recv: false,
+                peer,
+                rreq,
+                sreq,
+                buf,
+                len: total,
+                _packed: packed,
+            });
+            self.post_direct_sends();
+            return;
+        }
         self.streams.push(Stream {
             dest,
             sreq,
@@ -453,6 +558,120 @@ impl NetEngine {
             && self.early.is_empty()
             && self.tx_free.len() == TX_SLOTS
             && self.rx_unposted.is_empty()
+            && self.direct_free[0].len() + self.direct_free[1].len() == DIRECT_SLOTS
+            && self.direct_pending.is_empty()
+            && self.sends_done.is_empty()
+    }
+
+    /// Posts a receive of the `len`-byte message of rendezvous `rreq` from `peer` straight
+    /// into `buf`, so that the sender, told by the `Cts`, sends it in one piece: whether it
+    /// did (else the data comes in chunks). The arrival is handed out as one `Data` message
+    /// whose payload is `buf` itself.
+    ///
+    /// # Safety
+    /// `buf` must stay writable for `len` bytes until that `Data` message is released.
+    pub unsafe fn recv_into(&mut self, peer: u32, rreq: u64, buf: *mut u8, len: usize) -> bool {
+        if len == 0 || len > self.max_msg {
+            return false;
+        }
+        let Some(slot) = self.direct_free[0].pop() else {
+            return false;
+        };
+        let ctx = self.ctx(Self::direct_ctx(slot));
+        // SAFETY: the caller keeps the buffer writable until the message is released, which
+        // is after this receive completed; the context is this free slot's.
+        let rc = unsafe { self.ep.trecv(buf, len, TAG_DIRECT | rreq, 0, ctx) };
+        if rc != 0 {
+            self.free_direct(slot);
+            if rc != -FI_EAGAIN {
+                self.fail(format!("fi_trecv: {}", ffi::strerror(rc as i64)));
+            }
+            return false;
+        }
+        self.direct[slot as usize] = Some(Direct {
+            recv: true,
+            peer: peer & !NET_PEER,
+            rreq,
+            sreq: 0,
+            buf,
+            len,
+            _packed: Vec::new(),
+        });
+        self.posted_direct.push(rreq);
+        true
+    }
+
+    /// Gives direct slot `slot` back to its pool.
+    fn free_direct(&mut self, slot: u32) {
+        self.direct_free[(slot >= DIRECT_RECV_SLOTS) as usize].push(slot);
+    }
+
+    /// The index in `ctxs` of direct slot `slot`.
+    fn direct_ctx(slot: u32) -> u32 {
+        (RX_SLOTS + TX_SLOTS) as u32 + slot
+    }
+
+    /// Posts waiting direct sends while slots are free and the provider takes them.
+    fn post_direct_sends(&mut self) {
+        while !self.direct_pending.is_empty() {
+            let Some(slot) = self.direct_free[1].pop() else {
+                return;
+            };
+            let d = self.direct_pending.pop_front().expect("not empty");
+            let ctx = self.ctx(Self::direct_ctx(slot));
+            let to = self.addrs[d.peer as usize];
+            // SAFETY: the send buffer (the user's, whose request completes only when this
+            // send does, or the slot's own packed copy) and the context stay valid until the
+            // completion frees the slot.
+            let rc = unsafe { self.ep.tsend(d.buf, d.len, to, TAG_DIRECT | d.rreq, ctx) };
+            if rc == 0 {
+                self.direct[slot as usize] = Some(d);
+                continue;
+            }
+            self.free_direct(slot);
+            self.direct_pending.push_front(d);
+            if rc != -FI_EAGAIN {
+                let peer = self.direct_pending[0].peer;
+                self.fail(format!(
+                    "fi_tsend to rank {peer}: {}",
+                    ffi::strerror(rc as i64)
+                ));
+            }
+            return;
+        }
+    }
+
+    /// A transfer between user buffers completed (`got` bytes for a receive).
+    fn direct_done(&mut self, slot: u32, got: usize) {
+        let Some(d) = self.direct[slot as usize].take() else {
+            self.fail("a completion for a finished transfer".into());
+            return;
+        };
+        if !d.recv {
+            self.free_direct(slot);
+            self.sends_done.push(d.sreq);
+            return;
+        }
+        // Handed out as the whole message's one `Data` chunk; released by the protocol.
+        let len = got.min(d.len);
+        let m = Incoming {
+            cell: DIRECT_CELL + slot,
+            kind: MsgKind::Data,
+            src_local: NET_PEER | d.peer,
+            env: Envelope {
+                ctx: 0,
+                src: 0,
+                tag: 0,
+            },
+            len,
+            total: d.len as u64,
+            sreq: 0,
+            rreq: d.rreq,
+            addr: 0,
+            seq: 0,
+        };
+        self.direct[slot as usize] = Some(Direct { len, ..d });
+        self.ready.push_back(m);
     }
 
     /// Sends queued items in order, then stream chunks; eager sends that went out and
@@ -463,7 +682,11 @@ impl NetEngine {
         if !self.rx_unposted.is_empty() {
             self.post_receives();
         }
-        let mut any = false;
+        if !self.direct_pending.is_empty() {
+            self.post_direct_sends();
+        }
+        let mut any = !self.sends_done.is_empty();
+        done.append(&mut self.sends_done);
         while let Some(o) = self.pending.pop_front() {
             if !self.try_emit(&o) {
                 self.pending.push_front(o);
@@ -554,8 +777,10 @@ impl NetEngine {
                 };
                 if (slot as usize) < RX_SLOTS {
                     self.arrived(slot, c.len as usize);
-                } else {
+                } else if (slot as usize) < RX_SLOTS + TX_SLOTS {
                     self.tx_free.push(slot);
+                } else {
+                    self.direct_done(slot - (RX_SLOTS + TX_SLOTS) as u32, c.len as usize);
                 }
             }
             if n < cqes.len() {
@@ -569,7 +794,12 @@ impl NetEngine {
     fn failed_op(&mut self, c: &Cqe, msg: String) {
         match self.slot_of(c) {
             Some(slot) if (slot as usize) < RX_SLOTS => self.rx_unposted.push(slot),
-            Some(slot) => self.tx_free.push(slot),
+            Some(slot) if (slot as usize) < RX_SLOTS + TX_SLOTS => self.tx_free.push(slot),
+            Some(slot) => {
+                let d = slot - (RX_SLOTS + TX_SLOTS) as u32;
+                self.direct[d as usize] = None;
+                self.free_direct(d);
+            }
             None => {}
         }
         if !self.closing {
@@ -620,6 +850,9 @@ impl NetEngine {
             seq: h.seq,
         };
         if !matches!(kind, MsgKind::Eager | MsgKind::EagerSync | MsgKind::Rts) {
+            if kind == MsgKind::Cts && h.addr == CTS_DIRECT {
+                self.direct_wanted.push((h.src, h.sreq));
+            }
             self.ready.push_back(m);
             return;
         }
@@ -653,6 +886,14 @@ impl NetEngine {
 
     /// The payload of message `m` (valid until it is released).
     pub fn payload(&self, m: &Incoming) -> &[u8] {
+        if m.cell >= DIRECT_CELL {
+            let d = self.direct[(m.cell - DIRECT_CELL) as usize]
+                .as_ref()
+                .expect("a direct receive handed out and not released");
+            // SAFETY: the receive buffer holds the `len` bytes just received and stays valid
+            // until the message is released (`recv_into`'s contract).
+            return unsafe { std::slice::from_raw_parts(d.buf, m.len) };
+        }
         let buf = self.buf_ro(m.cell);
         // SAFETY: the receive buffer is ours until released and holds HDR + len bytes of the
         // message (checked on arrival).
@@ -661,6 +902,12 @@ impl NetEngine {
 
     /// Posts the receive buffer of a handled message again.
     pub fn release(&mut self, cell: u32) {
+        if cell >= DIRECT_CELL {
+            let slot = cell - DIRECT_CELL;
+            self.direct[slot as usize] = None;
+            self.free_direct(slot);
+            return;
+        }
         self.rx_unposted.push(cell);
         self.post_receives();
     }
@@ -764,6 +1011,43 @@ mod tests {
             a.release(r.cell);
         }
         assert!(back == big, "stream content");
+        // The same message straight between the two buffers: a posts its buffer, flags its
+        // Cts, and b sends the whole in one piece.
+        let mut direct = vec![0u8; big.len()];
+        // SAFETY: `direct` outlives the transfer (released below).
+        assert!(unsafe { a.recv_into(NET_PEER | 1, 77, direct.as_mut_ptr(), direct.len()) });
+        a.send_or_queue(Outgoing::Reply {
+            dest: NET_PEER | 1,
+            kind: MsgKind::Cts,
+            sreq: 5,
+            rreq: 77,
+        });
+        let cts = next(&mut a, &mut b);
+        assert_eq!(
+            (cts.kind, cts.sreq, cts.rreq, cts.addr),
+            (MsgKind::Cts, 5, 77, CTS_DIRECT)
+        );
+        b.release(cts.cell);
+        b.start_stream(NET_PEER, 5, 77, big.as_ptr(), big.len(), None);
+        let r = next(&mut b, &mut a);
+        assert_eq!(
+            (r.kind, r.rreq, r.len, r.addr),
+            (MsgKind::Data, 77, big.len(), 0)
+        );
+        assert!(
+            std::ptr::eq(a.payload(&r).as_ptr(), direct.as_ptr()),
+            "received in place"
+        );
+        a.release(r.cell);
+        assert!(direct == big, "direct content");
+        let mut sent = Vec::new();
+        for _ in 0..100_000 {
+            b.flush(&mut sent);
+            if sent.contains(&5) {
+                break;
+            }
+        }
+        assert_eq!(sent, vec![5], "the direct send completes its request");
         b.send_or_queue(Outgoing::Reply {
             dest: NET_PEER,
             kind: MsgKind::Fin,
