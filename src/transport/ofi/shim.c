@@ -30,6 +30,7 @@ struct hympi_ofi_cqe {
 
 #ifdef HYMPI_HAVE_OFI
 #include <dlfcn.h>
+#include <pthread.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -48,7 +49,7 @@ struct hympi_ofi {
 };
 
 static struct {
-    int state; /* 0 not tried, 1 loaded, -1 failed */
+    int state; /* 0 not tried, 1 loaded, -1 failed (set once, under pthread_once) */
     int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *,
                    struct fi_info **);
     void (*freeinfo)(struct fi_info *);
@@ -58,16 +59,13 @@ static struct {
     char why[256];
 } L;
 
-/* Loads libfabric once; 0 or -1 with the reason in L.why. Called under the runtime's
- * initialisation, one thread at a time. */
-static int load(void) {
-    if (L.state)
-        return L.state > 0 ? 0 : -1;
+/* Loads libfabric (once, through pthread_once). */
+static void load_once(void) {
     void *h = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         snprintf(L.why, sizeof L.why, "cannot load libfabric.so.1: %s", dlerror());
         L.state = -1;
-        return -1;
+        return;
     }
     L.getinfo = dlsym(h, "fi_getinfo");
     L.freeinfo = dlsym(h, "fi_freeinfo");
@@ -77,10 +75,16 @@ static int load(void) {
     if (!L.getinfo || !L.freeinfo || !L.dupinfo || !L.fabric || !L.strerror) {
         snprintf(L.why, sizeof L.why, "libfabric.so.1 lacks fi_getinfo/fi_fabric/...");
         L.state = -1;
-        return -1;
+        return;
     }
     L.state = 1;
-    return 0;
+}
+
+/* Loads libfabric on first use: 0, or -1 with the reason in L.why. */
+static int load(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, load_once);
+    return L.state > 0 ? 0 : -1;
 }
 
 static void say(char *err, size_t errlen, const char *what, int rc) {
