@@ -52,6 +52,8 @@ pub enum Knob {
     OfiAddr,
     /// `HYMPI_HOST_RANKS`.
     HostRanks,
+    /// `HYMPI_OFI_DIRECT_MIN`.
+    OfiDirectMin,
 }
 
 /// What values a knob takes.
@@ -326,6 +328,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Threads,
         verbosity: Verbosity::TunerDetail,
         doc: "ranks of the job on this machine, which decides whether waiting ranks yield the CPU at once (hympiexec sets it: with virtual nodes a machine holds several nodes); 0: the node's ranks",
+    },
+    KnobSpec {
+        knob: Knob::OfiDirectMin,
+        name: "HYMPI_OFI_DIRECT_MIN",
+        kind: Kind::OffInt { min: 1, max: i64::MAX },
+        default: "off",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerDetail,
+        doc: "network rendezvous messages of at least this many bytes go straight between the two user buffers (one tagged send, carried by the provider's own rendezvous); off: streamed in 32 KiB chunks through the transport's buffers, which measured twice the bandwidth with 64 messages in flight on tcp;ofi_rxm over loopback",
     },
 ];
 

@@ -162,6 +162,9 @@ pub struct NetEngine {
     sends_done: Vec<u64>,
     /// Largest message the provider carries in one operation.
     max_msg: usize,
+    /// Smallest rendezvous received straight into the user buffer (`HYMPI_OFI_DIRECT_MIN`;
+    /// `usize::MAX`: never).
+    direct_min: usize,
     /// The first failure the provider reported (the job cannot go on).
     failed: Option<String>,
     /// Finalizing: errors from peers closing their connections are expected.
@@ -271,6 +274,10 @@ impl NetEngine {
             direct_wanted: Vec::new(),
             sends_done: Vec::new(),
             max_msg,
+            direct_min: match config::setting(Knob::OfiDirectMin) {
+                config::Setting::Value(v) => v as usize,
+                _ => usize::MAX,
+            },
             failed: None,
             closing: false,
             provider,
@@ -571,7 +578,7 @@ impl NetEngine {
     /// # Safety
     /// `buf` must stay writable for `len` bytes until that `Data` message is released.
     pub unsafe fn recv_into(&mut self, peer: u32, rreq: u64, buf: *mut u8, len: usize) -> bool {
-        if len == 0 || len > self.max_msg {
+        if len == 0 || len < self.direct_min || len > self.max_msg {
             return false;
         }
         let Some(slot) = self.direct_free[0].pop() else {
@@ -931,10 +938,14 @@ mod tests {
         let a = Endpoint::open(Some(prov), Some("127.0.0.1")).expect("endpoint 0");
         let b = Endpoint::open(Some(prov), Some("127.0.0.1")).expect("endpoint 1");
         let names = vec![a.name().unwrap(), b.name().unwrap()];
-        (
+        let (mut a, mut b) = (
             NetEngine::connect(a, 0, &names).unwrap(),
             NetEngine::connect(b, 1, &names).unwrap(),
-        )
+        );
+        // The tests use the direct path whatever HYMPI_OFI_DIRECT_MIN says.
+        a.direct_min = 1;
+        b.direct_min = 1;
+        (a, b)
     }
 
     /// Polls `rx` (flushing both) until a message arrives; the sender's completed tokens
