@@ -60,13 +60,17 @@ pub struct PmiServer {
     pending: Vec<(String, String)>,
     in_barrier: Vec<bool>,
     waiting: usize,
+    /// `PMI_process_mapping`, from the node of each rank.
+    mapping: String,
 }
 
 impl PmiServer {
-    /// A server for `size` ranks whose key-value space is called `kvsname`.
-    pub fn new(size: usize, kvsname: String) -> PmiServer {
-        assert!(kvsname.len() <= MAX_KVSNAME_LEN && size > 0);
+    /// A server for `size` ranks whose key-value space is called `kvsname`; rank `r` runs on
+    /// node `node_of[r]`.
+    pub fn new(size: usize, kvsname: String, node_of: &[usize]) -> PmiServer {
+        assert!(kvsname.len() <= MAX_KVSNAME_LEN && size > 0 && node_of.len() == size);
         PmiServer {
+            mapping: hympi::platform::nodemap::format(node_of),
             size,
             kvsname,
             committed: HashMap::new(),
@@ -76,9 +80,9 @@ impl PmiServer {
         }
     }
 
-    /// `PMI_process_mapping` for one node holding every rank.
+    /// `PMI_process_mapping`: the node of every rank.
     fn process_mapping(&self) -> String {
-        format!("(vector,(0,1,{}))", self.size)
+        self.mapping.clone()
     }
 
     /// Handles one request from `rank`.
@@ -234,7 +238,7 @@ mod tests {
 
     #[test]
     fn startup_queries() {
-        let mut s = PmiServer::new(4, "kvs_1".into());
+        let mut s = PmiServer::new(4, "kvs_1".into(), &[0, 0, 1, 1]);
         let r = one(s.handle(0, &req("cmd=init pmi_version=1 pmi_subversion=1")));
         assert_eq!((r.cmd(), r.rc()), ("response_to_init", 0));
         let r = one(s.handle(0, &req("cmd=init pmi_version=2 pmi_subversion=0")));
@@ -250,12 +254,12 @@ mod tests {
         let r = one(s.handle(1, &req("cmd=get_appnum")));
         assert_eq!(r.get_int("appnum"), Some(0));
         let r = one(s.handle(2, &req("cmd=get kvsname=kvs_1 key=PMI_process_mapping")));
-        assert_eq!(r.get("value"), Some("(vector,(0,1,4))"));
+        assert_eq!(r.get("value"), Some("(vector,(0,2,2))"));
     }
 
     #[test]
     fn puts_are_visible_after_the_barrier() {
-        let mut s = PmiServer::new(2, "kvs".into());
+        let mut s = PmiServer::new(2, "kvs".into(), &[0, 0]);
         let r = one(s.handle(0, &req("cmd=put kvsname=kvs key=a value=1")));
         assert_eq!((r.cmd(), r.rc()), ("put_result", 0));
         let r = one(s.handle(1, &req("cmd=get kvsname=kvs key=a")));
@@ -277,7 +281,7 @@ mod tests {
 
     #[test]
     fn bad_requests() {
-        let mut s = PmiServer::new(2, "kvs".into());
+        let mut s = PmiServer::new(2, "kvs".into(), &[0, 0]);
         let r = one(s.handle(0, &req("cmd=put kvsname=other key=a value=1")));
         assert_ne!(r.rc(), 0);
         let r = one(s.handle(0, &req("cmd=get kvsname=kvs")));
@@ -295,7 +299,7 @@ mod tests {
 
     #[test]
     fn finalize_and_abort() {
-        let mut s = PmiServer::new(1, "kvs".into());
+        let mut s = PmiServer::new(1, "kvs".into(), &[0]);
         let o = s.handle(0, &req("cmd=finalize"));
         assert_eq!(o.event, Some(Event::Finalized));
         assert_eq!(o.replies[0].1.cmd(), "finalize_ack");

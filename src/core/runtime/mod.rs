@@ -386,10 +386,10 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     let mut boot =
         bootstrap::connect().map_err(|e| io_err("cannot reach the process manager", e))?;
     let (rank, size) = (boot.rank(), boot.size());
-    // The node is what the launcher says (`hympiexec --nodes` gives virtual nodes), else the
-    // host.
+    // The node is what the launcher says: `HYMPI_NODE` (hympiexec's virtual nodes and hosts),
+    // else the launcher's `PMI_process_mapping` (Hydra's hosts), else the host name.
     let host = match config::text(Knob::Node) {
-        n if n.is_empty() => hostname(),
+        n if n.is_empty() => launcher_node(boot.as_mut(), rank, size).unwrap_or_else(hostname),
         n => n,
     };
 
@@ -869,6 +869,22 @@ fn agree_lanes(
         most = most.max(lanes_of(h)?);
     }
     Ok((mine, most))
+}
+
+/// This rank's node as named by the launcher's `PMI_process_mapping`, when it publishes one
+/// that places every rank and puts more than one node in the job (a one-node mapping says
+/// nothing the host name does not).
+fn launcher_node(boot: &mut dyn bootstrap::Bootstrap, rank: i32, size: i32) -> Option<String> {
+    if size <= 1 {
+        return None;
+    }
+    let text = boot.get("PMI_process_mapping").ok()??;
+    let node_of = crate::platform::nodemap::parse(&text, size as usize)?;
+    let first = node_of[0];
+    if node_of.iter().all(|&n| n == first) {
+        return None;
+    }
+    Some(format!("pmi-node-{}", node_of[rank as usize]))
 }
 
 fn hostname() -> String {
