@@ -6,9 +6,9 @@ use std::ffi::OsString;
 pub const USAGE: &str = "\
 Usage: hympiexec [options] program [args...]
 
-Runs N copies (ranks) of program on this node and serves them the PMI-1 protocol
-(PMI_FD, PMI_RANK, PMI_SIZE), so an MPI program built with hympi (or MPICH) finds
-its peers.
+Runs N copies (ranks) of program on this node, or on several hosts, and serves
+them the PMI-1 protocol (PMI_FD, PMI_RANK, PMI_SIZE), so an MPI program built
+with hympi (or MPICH) finds its peers.
 
 Options:
   -n N, -np N            number of ranks (default 1)
@@ -22,6 +22,14 @@ Options:
                          through shared memory, ranks of different nodes only
                          through the network transport (libfabric, on 127.0.0.1)
   -ppn P, --ppn P        virtual nodes of P ranks each (the last may have fewer)
+  --hosts H1[:S],H2[:S]  run on these hosts, S ranks per host in turn (default 1),
+                         starting over when every slot is taken
+  -f FILE, --hostfile FILE
+                         hosts from FILE: one per line, name, name:S or
+                         name slots=S; '#' starts a comment
+  --launcher-exec CMD    how to start the proxy on a host (default: ssh {host});
+                         {host} is replaced by the host's name, or the name is
+                         appended, e.g. 'ip netns exec {host}'
   -x VAR                 pass VAR with its current value
   -x VAR=value           set VAR for the ranks
   -h, --help             print this help
@@ -31,6 +39,11 @@ The whole environment is passed to the ranks, plus HYMPI_LOCAL_RANK and
 HYMPI_LOCAL_SIZE. If a rank dies before MPI_Finalize or calls MPI_Abort, the
 other ranks are killed (SIGTERM, then SIGKILL after 0.5 s). SIGINT and SIGTERM
 are forwarded to the ranks; a second one kills them.
+
+On several hosts, a proxy (hympiexec itself, at the same path) runs each host's
+ranks and connects back over TCP with a per-job token; a host whose proxy is
+lost (exits, disconnects, or is silent for 4 s) ends the job. Rank 0's stdin is
+/dev/null there.
 
 Exit status: that of the first rank to fail (128+N for death by signal N), the
 MPI_Abort code, or 0 when every rank exits 0.";
@@ -70,6 +83,10 @@ pub struct Options {
     pub env: Vec<EnvSpec>,
     /// Virtual nodes: ranks per node (`--nodes`, `-ppn`); `None`: one node.
     pub nodes: Option<NodeSplit>,
+    /// Hosts of a multi-host job (`--hosts`, `--hostfile`); `None`: this host only.
+    pub hosts: Option<Vec<Host>>,
+    /// The command that starts a proxy on a host (`--launcher-exec`).
+    pub launcher_exec: Option<String>,
     /// The program to run.
     pub program: OsString,
     /// Its arguments.
@@ -104,10 +121,19 @@ pub enum Command {
     Help,
     /// Print the version.
     Version,
+    /// Serve as the proxy of host `host` for the launcher at `front` (internal).
+    Proxy {
+        /// The host's index in the launcher's list.
+        host: usize,
+        /// The launcher's addresses and port, `a1,a2:port`.
+        front: String,
+    },
 }
 
 /// Largest accepted `-n`: each rank takes three descriptors in the launcher.
 pub const MAX_RANKS: usize = 4096;
+
+use crate::hosts::{self, Host};
 
 fn utf8(arg: OsString) -> Result<String, String> {
     arg.into_string()
@@ -169,6 +195,8 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
         tag_output: false,
         env: Vec::new(),
         nodes: None,
+        hosts: None,
+        launcher_exec: None,
         program: OsString::new(),
         args: Vec::new(),
     };
@@ -208,6 +236,28 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
             },
             "-h" | "--help" | "-help" => return Ok(Command::Help),
             "-V" | "--version" | "-version" => return Ok(Command::Version),
+            "--proxy" => {
+                let host = value()?
+                    .parse()
+                    .map_err(|_| "--proxy needs a host index".to_string())?;
+                return match (it.next().as_ref().and_then(|a| a.to_str()), it.next()) {
+                    (Some("--front"), Some(f)) => Ok(Command::Proxy {
+                        host,
+                        front: utf8(f)?,
+                    }),
+                    _ => Err("--proxy needs --front ADDRS:PORT".to_string()),
+                };
+            }
+            "--hosts" | "-hosts" | "--host" | "-host" => {
+                opts.hosts = Some(hosts::parse_list(&value()?)?)
+            }
+            "-f" | "--hostfile" | "-hostfile" | "--machinefile" | "-machinefile" => {
+                let path = value()?;
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("cannot read host file {path}: {e}"))?;
+                opts.hosts = Some(hosts::parse_file(&text, &path)?);
+            }
+            "--launcher-exec" | "-launcher-exec" => opts.launcher_exec = Some(value()?),
             "-n" | "-np" | "--np" | "--n" => opts.np = parse_np(&value()?)?,
             "--bind-to" | "-bind-to" => opts.bind_to = Some(parse_bind(&value()?)?),
             "-x" => opts.env.push(parse_env(&value()?)?),
@@ -224,6 +274,26 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
             _ => return Err(format!("unknown option {s}")),
         }
     };
+    if let Some(hosts) = &opts.hosts {
+        if opts.nodes.is_some() {
+            return Err("--hosts/--hostfile and --nodes/-ppn cannot be combined".to_string());
+        }
+        for (i, h) in hosts.iter().enumerate() {
+            if hosts[..i].iter().any(|o| o.name == h.name) {
+                return Err(format!(
+                    "host {} is listed twice (give it more slots instead: {}:N)",
+                    h.name, h.name
+                ));
+            }
+        }
+    }
+    if opts
+        .launcher_exec
+        .as_deref()
+        .is_some_and(|l| l.trim().is_empty())
+    {
+        return Err("--launcher-exec needs a command".to_string());
+    }
     opts.program = program;
     opts.args = it.collect();
     Ok(Command::Run(opts))

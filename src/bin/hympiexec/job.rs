@@ -38,9 +38,12 @@ macro_rules! report {
     }};
 }
 
+mod front;
+
 /// The launcher's side of one rank's PMI connection.
 struct PmiConn {
-    file: File,
+    /// The socket of a rank of this host; `None` for a rank behind a proxy.
+    file: Option<File>,
     lines: LineBuffer,
     /// Replies not yet written (the socket is non-blocking).
     out: Vec<u8>,
@@ -56,8 +59,12 @@ struct OutStream {
 
 /// Everything the launcher knows about one rank.
 struct Rank {
-    child: Child,
+    /// The process of a rank of this host; `None` for a rank behind a proxy.
+    child: Option<Child>,
+    /// Its pid (0 until a proxy reports it).
     pid: i32,
+    /// The proxy (host) that runs it, in a multi-host job.
+    host: Option<usize>,
     pmi: Option<PmiConn>,
     outputs: [Option<OutStream>; 2],
     exited: Option<ExitStatus>,
@@ -71,6 +78,14 @@ enum Slot {
     Signals,
     Pmi(usize),
     Output(usize, usize),
+    /// The listening socket proxies connect to.
+    Listener,
+    /// A proxy connection that has not said hello yet.
+    Pending(usize),
+    /// Proxy `p`'s connection.
+    Proxy(usize),
+    /// Output stream `s` of proxy `p`'s launcher command.
+    ProxyOutput(usize, usize),
 }
 
 /// A running job.
@@ -85,17 +100,41 @@ struct Job {
     /// Signals received from outside (SIGINT, SIGTERM, ...).
     interrupts: u32,
     drain_until: Option<Instant>,
-}
-
-/// Sends `sig` to a rank that has not been reaped (so its pid cannot have been reused).
-fn signal_rank(rank: &Rank, sig: i32) {
-    if rank.exited.is_none() {
-        // SAFETY: kill(2) has no memory effects; the pid is our unreaped child.
-        unsafe { libc::kill(rank.pid, sig) };
-    }
+    /// The per-host proxies of a multi-host job (empty for a job on this host).
+    proxies: Vec<front::Proxy>,
+    /// Where proxies connect, in a multi-host job.
+    front: Option<front::Front>,
 }
 
 impl Job {
+    /// Sends `sig` to rank `r` if it has not been reaped (so its pid cannot have been reused):
+    /// directly, or through its host's proxy.
+    fn signal(&mut self, r: usize, sig: i32) {
+        let rank = &self.ranks[r];
+        if rank.exited.is_some() {
+            return;
+        }
+        match rank.host {
+            Some(p) => self.proxies[p].tell(&crate::wire::ToProxy::Signal { rank: r, sig }),
+            // SAFETY: kill(2) has no memory effects; the pid is our unreaped child.
+            None => unsafe {
+                libc::kill(rank.pid, sig);
+            },
+        }
+    }
+
+    /// How reports name rank `r`: `rank 3 (pid 1234)`, plus `on host h2` in a multi-host job.
+    fn who(&self, r: usize) -> String {
+        let rank = &self.ranks[r];
+        match rank.host {
+            Some(p) => format!(
+                "rank {r} (pid {} on host {})",
+                rank.pid, self.proxies[p].name
+            ),
+            None => format!("rank {r} (pid {})", rank.pid),
+        }
+    }
+
     fn record(&mut self, code: i32) {
         if self.result.is_none() && code != 0 {
             self.result = Some(code);
@@ -108,17 +147,17 @@ impl Job {
             return;
         }
         self.kill_at = Some(Instant::now() + KILL_GRACE);
-        for (i, rank) in self.ranks.iter().enumerate() {
-            if Some(i) != spare {
-                signal_rank(rank, libc::SIGTERM);
+        for r in 0..self.ranks.len() {
+            if Some(r) != spare {
+                self.signal(r, libc::SIGTERM);
             }
         }
     }
 
     fn kill_all(&mut self) {
         self.sigkill_sent = true;
-        for rank in &self.ranks {
-            signal_rank(rank, libc::SIGKILL);
+        for r in 0..self.ranks.len() {
+            self.signal(r, libc::SIGKILL);
         }
     }
 
@@ -132,16 +171,14 @@ impl Job {
         self.ranks[r].exited = Some(st);
         // What the rank sent just before dying (finalize, abort) decides how its death reads.
         while self.read_pmi(r) {}
+        let who = self.who(r);
         let rank = &mut self.ranks[r];
         rank.pmi = None;
-        let (pid, finalized, initialized) = (rank.pid, rank.finalized, rank.initialized);
+        let (finalized, initialized) = (rank.finalized, rank.initialized);
         let code = status::code(st);
         if finalized {
             if code != 0 {
-                report!(
-                    "rank {r} (pid {pid}) {} after MPI_Finalize",
-                    status::describe(st)
-                );
+                report!("{who} {} after MPI_Finalize", status::describe(st));
                 self.record(code);
             }
         } else if self.failing() {
@@ -152,16 +189,13 @@ impl Job {
             }
         } else if code != 0 {
             report!(
-                "rank {r} (pid {pid}) {} before MPI_Finalize; terminating the job",
+                "{who} {} before MPI_Finalize; terminating the job",
                 status::describe(st)
             );
             self.record(code);
             self.tear_down(None);
         } else if initialized {
-            report!(
-                "rank {r} (pid {pid}) exited with status 0 without calling MPI_Finalize; \
-                 terminating the job"
-            );
+            report!("{who} exited with status 0 without calling MPI_Finalize; terminating the job");
             self.record(1);
             self.tear_down(None);
         }
@@ -193,12 +227,16 @@ impl Job {
 
     /// Queues `msg` for rank `r`.
     fn send(&mut self, r: usize, msg: &Message) {
+        let host = self.ranks[r].host;
         if let Some(conn) = self.ranks[r].pmi.as_mut() {
             // Replies are built from bounded, validated parts; a failure is a launcher bug
             // that the rank would see as a closed connection.
-            match msg.to_line() {
-                Ok(line) => conn.out.extend_from_slice(line.as_bytes()),
-                Err(_) => self.ranks[r].pmi = None,
+            match (msg.to_line(), host) {
+                (Ok(text), Some(p)) => {
+                    self.proxies[p].tell(&crate::wire::ToProxy::Pmi { rank: r, text })
+                }
+                (Ok(line), None) => conn.out.extend_from_slice(line.as_bytes()),
+                (Err(_), _) => self.ranks[r].pmi = None,
             }
         }
     }
@@ -244,8 +282,11 @@ impl Job {
         let Some(conn) = self.ranks[r].pmi.as_mut() else {
             return false;
         };
+        let Some(file) = conn.file.as_mut() else {
+            return false;
+        };
         let mut buf = [0u8; 8192];
-        match conn.file.read(&mut buf) {
+        match file.read(&mut buf) {
             Ok(0) => {
                 self.ranks[r].pmi = None;
                 return false;
@@ -274,8 +315,11 @@ impl Job {
             let Some(conn) = rank.pmi.as_mut() else {
                 continue;
             };
+            let Some(file) = conn.file.as_mut() else {
+                continue;
+            };
             while !conn.out.is_empty() {
-                match conn.file.write(&conn.out) {
+                match file.write(&conn.out) {
                     Ok(n) => {
                         conn.out.drain(..n);
                     }
@@ -321,8 +365,8 @@ impl Job {
                     "received {}; forwarding it to the ranks",
                     status::signal_name(sig)
                 );
-                for rank in &self.ranks {
-                    signal_rank(rank, sig);
+                for r in 0..self.ranks.len() {
+                    self.signal(r, sig);
                 }
             } else if !self.sigkill_sent {
                 report!(
@@ -339,7 +383,10 @@ impl Job {
             if self.ranks[r].exited.is_some() {
                 continue;
             }
-            match self.ranks[r].child.try_wait() {
+            let Some(child) = self.ranks[r].child.as_mut() else {
+                continue;
+            };
+            match child.try_wait() {
                 Ok(Some(st)) => self.on_exit(r, st),
                 Ok(None) => {}
                 // Cannot happen for our own unreaped child; count it as a failure.
@@ -359,6 +406,7 @@ impl Job {
         self.ranks
             .iter()
             .any(|r| r.outputs.iter().any(Option::is_some))
+            || self.proxies.iter().any(front::Proxy::open)
     }
 
     /// The poll set: signals, live ranks' PMI sockets, open output pipes.
@@ -377,8 +425,10 @@ impl Job {
                 } else {
                     libc::POLLOUT
                 };
-                fds.push(entry(conn.file.as_raw_fd(), libc::POLLIN | out));
-                slots.push(Slot::Pmi(r));
+                if let Some(file) = &conn.file {
+                    fds.push(entry(file.as_raw_fd(), libc::POLLIN | out));
+                    slots.push(Slot::Pmi(r));
+                }
             }
             for (s, stream) in rank.outputs.iter().enumerate() {
                 if let Some(stream) = stream {
@@ -387,6 +437,7 @@ impl Job {
                 }
             }
         }
+        self.remote_poll_set(&mut fds, &mut slots);
         (fds, slots)
     }
 
@@ -398,6 +449,9 @@ impl Job {
         }
         if let Some(t) = self.drain_until {
             next = next.min(t);
+        }
+        if !self.proxies.is_empty() {
+            next = next.min(now + crate::wire::BEAT_EVERY / 2);
         }
         let ms = next.saturating_duration_since(now).as_millis();
         // Round up so that the deadline has passed when poll returns.
@@ -413,8 +467,14 @@ impl Job {
                     self.kill_all();
                 }
             }
+            self.remote_timers(now);
             if self.all_exited() {
-                let until = *self.drain_until.get_or_insert(now + DRAIN_GRACE);
+                let grace = if self.proxies.is_empty() {
+                    DRAIN_GRACE
+                } else {
+                    front::PROXY_DRAIN_GRACE
+                };
+                let until = *self.drain_until.get_or_insert(now + grace);
                 if !self.outputs_open() || now >= until {
                     break;
                 }
@@ -437,16 +497,23 @@ impl Job {
                             self.read_pmi(r);
                         }
                         Slot::Output(r, s) => self.read_output(r, s),
+                        Slot::Listener => self.accept(),
+                        Slot::Pending(i) => self.read_pending(i),
+                        Slot::Proxy(p) => self.read_proxy(p),
+                        Slot::ProxyOutput(p, s) => self.read_proxy_output(p, s),
                     }
                 }
             }
             self.flush_pmi();
+            self.flush_proxies();
             // A signal that also hit the ranks (Ctrl-C, `timeout`) is noted before their deaths
             // are judged, so that they are not blamed on a rank.
             let sigs = signals.take();
             self.on_signals(&sigs);
             self.reap();
+            self.reap_proxies();
         }
+        self.end_proxies();
         // Whatever is left of partial lines.
         for rank in &mut self.ranks {
             for stream in rank.outputs.iter_mut().flatten() {
@@ -454,6 +521,27 @@ impl Job {
             }
         }
         self.result.unwrap_or(0)
+    }
+}
+
+impl Job {
+    /// A job of `np` ranks, rank `r` on node `node_of[r]`, with no rank started yet.
+    fn new(np: usize, node_of: &[usize]) -> Job {
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let kvsname = format!("hympi_kvs_{}_{stamp}", std::process::id());
+        Job {
+            ranks: Vec::with_capacity(np),
+            server: PmiServer::new(np, kvsname, node_of),
+            result: None,
+            kill_at: None,
+            sigkill_sent: false,
+            interrupts: 0,
+            drain_until: None,
+            proxies: Vec::new(),
+            front: None,
+        }
     }
 }
 
@@ -512,6 +600,9 @@ pub fn run(opts: &Options) -> i32 {
             return 1;
         }
     };
+    if let Some(hosts) = &opts.hosts {
+        return front::run(opts, hosts, &mut signals);
+    }
     let plan = binding::plan(opts.bind_to, np);
     if let Some(w) = &plan.warning {
         report!("{w}");
@@ -532,28 +623,20 @@ pub fn run(opts: &Options) -> i32 {
         env: &env,
         per_node: opts.nodes.map(|n| n.per_node(np)),
     };
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let kvsname = format!("hympi_kvs_{}_{stamp}", std::process::id());
-    let mut job = Job {
-        ranks: Vec::with_capacity(np),
-        server: PmiServer::new(np, kvsname),
-        result: None,
-        kill_at: None,
-        sigkill_sent: false,
-        interrupts: 0,
-        drain_until: None,
-    };
+    let node_of: Vec<usize> = (0..np)
+        .map(|r| spec.per_node.map_or(0, |p| r / p))
+        .collect();
+    let mut job = Job::new(np, &node_of);
     for r in 0..np {
-        match launch::start(&spec, r, plan.cpus[r].as_deref()) {
+        match launch::start(&spec, r, &spec.place(r), plan.cpus[r].as_deref(), true) {
             Ok(started) => {
                 let pid = started.child.id() as i32;
                 job.ranks.push(Rank {
-                    child: started.child,
+                    child: Some(started.child),
                     pid,
+                    host: None,
                     pmi: Some(PmiConn {
-                        file: started.pmi,
+                        file: Some(started.pmi),
                         lines: LineBuffer::new(),
                         out: Vec::new(),
                         in_mcmd: false,

@@ -29,6 +29,43 @@ pub struct JobSpec<'a> {
     pub per_node: Option<usize>,
 }
 
+/// Where one rank runs: its place among the ranks of its node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// Its index among the ranks of its node.
+    pub local_rank: usize,
+    /// Ranks on its node.
+    pub local_size: usize,
+    /// The node's name (`HYMPI_NODE`), when the launcher names it.
+    pub node: Option<String>,
+    /// Ranks of the job on this machine (`HYMPI_HOST_RANKS`).
+    pub host_ranks: usize,
+    /// Keep the network transport on 127.0.0.1 (virtual nodes of one machine).
+    pub loopback: bool,
+}
+
+impl JobSpec<'_> {
+    /// The place of `rank` in a job run on this machine (one node, or virtual nodes).
+    pub fn place(&self, rank: usize) -> Place {
+        match self.per_node {
+            Some(p) => Place {
+                local_rank: rank % p,
+                local_size: p.min(self.np - rank / p * p),
+                node: Some(format!("{}-vnode{}", host_name(), rank / p)),
+                host_ranks: self.np,
+                loopback: true,
+            },
+            None => Place {
+                local_rank: rank,
+                local_size: self.np,
+                node: None,
+                host_ranks: self.np,
+                loopback: false,
+            },
+        }
+    }
+}
+
 /// A started rank and the launcher's ends of its channels.
 pub struct Started {
     /// The child process.
@@ -108,9 +145,15 @@ fn host_name() -> String {
     }
 }
 
-/// Starts rank `rank` of `job`, bound to `cpus` when given. Rank 0 inherits stdin; the others
-/// read from /dev/null.
-pub fn start(job: &JobSpec<'_>, rank: usize, cpus: Option<&[usize]>) -> io::Result<Started> {
+/// Starts rank `rank` of `job` at `place`, bound to `cpus` when given. Rank 0 inherits stdin
+/// when `stdin_to_rank0`; the others read from /dev/null.
+pub fn start(
+    job: &JobSpec<'_>,
+    rank: usize,
+    place: &Place,
+    cpus: Option<&[usize]>,
+    stdin_to_rank0: bool,
+) -> io::Result<Started> {
     let (ours, theirs) = socketpair()?;
     let ours = above_stdio(ours)?;
     let theirs = above_stdio(theirs)?;
@@ -125,28 +168,23 @@ pub fn start(job: &JobSpec<'_>, rank: usize, cpus: Option<&[usize]>) -> io::Resu
     for var in FOREIGN_PMI_VARS {
         cmd.env_remove(var);
     }
-    let (local_rank, local_size) = match job.per_node {
-        Some(p) => (rank % p, p.min(job.np - rank / p * p)),
-        None => (rank, job.np),
-    };
     cmd.env("PMI_FD", child_fd.to_string())
         .env("PMI_RANK", rank.to_string())
         .env("PMI_SIZE", job.np.to_string())
-        .env("HYMPI_LOCAL_RANK", local_rank.to_string())
-        .env("HYMPI_LOCAL_SIZE", local_size.to_string());
-    // Every rank of the job runs on this machine, whatever the virtual nodes.
-    cmd.env("HYMPI_HOST_RANKS", job.np.to_string());
-    if let Some(p) = job.per_node {
-        // Virtual node `rank / p` of this host; the network transport stays on loopback.
-        cmd.env("HYMPI_NODE", format!("{}-vnode{}", host_name(), rank / p));
-        if std::env::var_os("HYMPI_OFI_ADDR").is_none() {
-            cmd.env("HYMPI_OFI_ADDR", "127.0.0.1");
-        }
+        .env("HYMPI_LOCAL_RANK", place.local_rank.to_string())
+        .env("HYMPI_LOCAL_SIZE", place.local_size.to_string());
+    cmd.env("HYMPI_HOST_RANKS", place.host_ranks.to_string());
+    if let Some(node) = &place.node {
+        cmd.env("HYMPI_NODE", node);
+    }
+    if place.loopback && std::env::var_os("HYMPI_OFI_ADDR").is_none() {
+        // Virtual nodes of this host: the network transport stays on loopback.
+        cmd.env("HYMPI_OFI_ADDR", "127.0.0.1");
     }
     for (k, v) in job.env {
         cmd.env(k, v);
     }
-    cmd.stdin(if rank == 0 {
+    cmd.stdin(if rank == 0 && stdin_to_rank0 {
         Stdio::inherit()
     } else {
         Stdio::null()

@@ -2,16 +2,22 @@
 //!
 //! Modules, one job each: [`args`] (command line), [`binding`] (hwloc CPU sets), [`launch`]
 //! (starting one rank), [`server`] (PMI-1 protocol state), [`job`] (the event loop),
-//! [`output`] (line relay), [`signals`] (self-pipe), [`status`] (exit statuses).
+//! [`output`] (line relay), [`signals`] (self-pipe), [`status`] (exit statuses); for jobs on
+//! several hosts, [`hosts`] (host lists), [`proxy`] (the per-host agent), [`wire`] and [`link`]
+//! (the launcher-proxy connection).
 
 mod args;
 mod binding;
+mod hosts;
 mod job;
 mod launch;
+mod link;
 mod output;
+mod proxy;
 mod server;
 mod signals;
 mod status;
+mod wire;
 
 use args::Command;
 
@@ -23,12 +29,13 @@ fn main() {
         }
         Ok(Command::Version) => {
             println!(
-                "hympiexec (hympi {}): PMI-1 launcher for one node",
+                "hympiexec (hympi {}): PMI-1 launcher",
                 env!("CARGO_PKG_VERSION")
             );
             0
         }
         Ok(Command::Run(opts)) => job::run(&opts),
+        Ok(Command::Proxy { host, front }) => proxy::run(host, &front),
         Err(e) => {
             eprintln!("hympiexec: {e}\nTry 'hympiexec --help' for more information.");
             2
