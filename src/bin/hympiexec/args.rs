@@ -156,7 +156,8 @@ fn parse_count(what: &str, v: &str) -> Result<usize, String> {
     }
 }
 
-fn parse_bind(v: &str) -> Result<BindTo, String> {
+/// Parses a `--bind-to` value.
+pub fn parse_bind(v: &str) -> Result<BindTo, String> {
     match v {
         "core" | "cores" => Ok(BindTo::Core),
         "numa" => Ok(BindTo::Numa),

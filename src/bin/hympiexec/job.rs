@@ -581,7 +581,7 @@ fn extra_env(opts: &Options) -> Vec<(String, std::ffi::OsString)> {
 }
 
 /// The exit status for a rank that could not be started, in the shell's convention.
-fn spawn_failure_code(e: &io::Error) -> i32 {
+pub fn spawn_failure_code(e: &io::Error) -> i32 {
     match e.kind() {
         io::ErrorKind::NotFound => 127,
         io::ErrorKind::PermissionDenied => 126,

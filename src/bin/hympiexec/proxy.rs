@@ -185,12 +185,7 @@ pub fn run(host: usize, front: &str) -> i32 {
         env: &env,
         per_node: None,
     };
-    let bind = match spec.bind_to.as_str() {
-        "core" => Some(crate::args::BindTo::Core),
-        "numa" => Some(crate::args::BindTo::Numa),
-        "none" => Some(crate::args::BindTo::None),
-        _ => None,
-    };
+    let bind = crate::args::parse_bind(&spec.bind_to).ok();
     let here = spec.ranks.len();
     let plan = binding::plan(bind, here);
     let mut ranks = Vec::with_capacity(here);
@@ -222,11 +217,7 @@ pub fn run(host: usize, front: &str) -> i32 {
                 });
             }
             Err(e) => {
-                let code = match e.kind() {
-                    io::ErrorKind::NotFound => 127,
-                    io::ErrorKind::PermissionDenied => 126,
-                    _ => 1,
-                };
+                let code = crate::job::spawn_failure_code(&e);
                 link.queue(
                     &ToFront::SpawnFailed {
                         rank: world,
