@@ -8,7 +8,7 @@
 //! (128 + N for signal N; the abort code for an abort), else 0.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::process::{Child, ExitStatus};
 use std::time::{Duration, Instant};
@@ -318,18 +318,8 @@ impl Job {
             let Some(file) = conn.file.as_mut() else {
                 continue;
             };
-            while !conn.out.is_empty() {
-                match file.write(&conn.out) {
-                    Ok(n) => {
-                        conn.out.drain(..n);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(_) => {
-                        rank.pmi = None;
-                        break;
-                    }
-                }
+            if !output::write_pending(file, &mut conn.out) {
+                rank.pmi = None;
             }
         }
     }
@@ -339,12 +329,8 @@ impl Job {
         let Some(stream) = self.ranks[r].outputs[s].as_mut() else {
             return;
         };
-        let mut buf = vec![0u8; 64 * 1024];
-        let (bytes, eof) = match stream.file.read(&mut buf) {
-            Ok(0) => (stream.relay.finish(), true),
-            Ok(n) => (stream.relay.feed(&buf[..n]), false),
-            Err(e) if is_transient(&e) => return,
-            Err(_) => (stream.relay.finish(), true),
+        let Some((bytes, eof)) = output::pump(&mut stream.file, &mut stream.relay) else {
+            return;
         };
         if !output::write(stream.relay.sink(), &bytes) {
             // Nobody reads our stream any more: close every rank's pipe to it, so that ranks

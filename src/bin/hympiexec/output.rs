@@ -100,6 +100,42 @@ pub fn write(sink: Sink, bytes: &[u8]) -> bool {
     !matches!(r, Err(e) if e.kind() == io::ErrorKind::BrokenPipe)
 }
 
+/// Reads what is available on a rank's stream `file` and passes it through `relay`: the bytes
+/// to write now and whether the stream ended; `None` when nothing can be read yet.
+pub fn pump(file: &mut std::fs::File, relay: &mut Relay) -> Option<(Vec<u8>, bool)> {
+    use std::io::Read;
+    let mut buf = vec![0u8; 64 * 1024];
+    match file.read(&mut buf) {
+        Ok(0) => Some((relay.finish(), true)),
+        Ok(n) => Some((relay.feed(&buf[..n]), false)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+            ) =>
+        {
+            None
+        }
+        Err(_) => Some((relay.finish(), true)),
+    }
+}
+
+/// Writes `pending` to the non-blocking `file` as far as it accepts, removing what was
+/// written; false when the descriptor failed (the peer is gone).
+pub fn write_pending(file: &mut std::fs::File, pending: &mut Vec<u8>) -> bool {
+    while !pending.is_empty() {
+        match file.write(pending) {
+            Ok(n) => {
+                pending.drain(..n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
 fn write_flush(w: &mut dyn Write, bytes: &[u8]) -> io::Result<()> {
     w.write_all(bytes)?;
     w.flush()

@@ -9,7 +9,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Read};
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
@@ -302,20 +302,9 @@ impl Proxy {
 
     fn write_pmi(&mut self) {
         for rank in &mut self.ranks {
-            let Some(file) = rank.pmi.as_mut() else {
-                continue;
-            };
-            while !rank.to_rank.is_empty() {
-                match file.write(&rank.to_rank) {
-                    Ok(n) => {
-                        rank.to_rank.drain(..n);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(_) => {
-                        rank.pmi = None;
-                        break;
-                    }
+            if let Some(file) = rank.pmi.as_mut() {
+                if !output::write_pending(file, &mut rank.to_rank) {
+                    rank.pmi = None;
                 }
             }
         }
@@ -325,13 +314,8 @@ impl Proxy {
         let Some((file, relay)) = self.ranks[i].outputs[s].as_mut() else {
             return;
         };
-        let mut buf = vec![0u8; 64 * 1024];
-        let (bytes, eof) = match file.read(&mut buf) {
-            Ok(0) => (relay.finish(), true),
-            Ok(n) => (relay.feed(&buf[..n]), false),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => return,
-            Err(_) => (relay.finish(), true),
+        let Some((bytes, eof)) = output::pump(file, relay) else {
+            return;
         };
         let sink = relay.sink();
         if !output::write(sink, &bytes) || eof {

@@ -515,12 +515,8 @@ impl Job {
         let Some(stream) = self.proxies[p].outputs[s].as_mut() else {
             return;
         };
-        let mut buf = vec![0u8; 64 * 1024];
-        let (bytes, eof) = match stream.file.read(&mut buf) {
-            Ok(0) => (stream.relay.finish(), true),
-            Ok(n) => (stream.relay.feed(&buf[..n]), false),
-            Err(e) if is_transient(&e) => return,
-            Err(_) => (stream.relay.finish(), true),
+        let Some((bytes, eof)) = output::pump(&mut stream.file, &mut stream.relay) else {
+            return;
         };
         if !output::write(stream.relay.sink(), &bytes) || eof {
             self.proxies[p].outputs[s] = None;
