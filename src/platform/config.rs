@@ -147,7 +147,7 @@ pub const KNOBS: &[KnobSpec] = &[
         default: "16320",
         category: Category::Transport,
         verbosity: Verbosity::TunerBasic,
-        doc: "largest message (bytes) sent eagerly in one shared-memory cell; larger ones use rendezvous (capped by the cell payload)",
+        doc: "largest message (bytes) sent eagerly in one shared-memory cell; larger ones use rendezvous (capped by the cell payload); set, it also caps the network transport's eager limit, which is otherwise one network buffer's payload (32704)",
     },
     KnobSpec {
         knob: Knob::ShmCells,
@@ -333,10 +333,10 @@ pub const KNOBS: &[KnobSpec] = &[
         knob: Knob::OfiDirectMin,
         name: "HYMPI_OFI_DIRECT_MIN",
         kind: Kind::OffInt { min: 1, max: i64::MAX },
-        default: "off",
+        default: "131072",
         category: Category::Transport,
         verbosity: Verbosity::TunerDetail,
-        doc: "network rendezvous messages of at least this many bytes go straight between the two user buffers (one tagged send, carried by the provider's own rendezvous); off: streamed in 32 KiB chunks through the transport's buffers, which measured twice the bandwidth with 64 messages in flight on tcp;ofi_rxm over loopback",
+        doc: "network rendezvous messages of at least this many bytes go straight between the two user buffers (one tagged send, carried by the provider's own rendezvous); smaller ones, and all with off, are streamed in 32 KiB chunks through the transport's buffers (tcp;ofi_rxm: chunks win below 128 KiB, the direct send above)",
     },
 ];
 

@@ -337,7 +337,11 @@ impl Runtime {
         }
         let dest = self.local_of_world[world as usize];
         let token = self.reqs.token(rid);
-        let eager = a.bytes <= self.eager_max;
+        let eager = if dest == u32::MAX {
+            a.bytes <= self.net_eager_max
+        } else {
+            a.bytes <= self.eager_max
+        };
         let kind = match (eager, a.mode) {
             (true, SendMode::Sync) => MsgKind::EagerSync,
             (true, _) => MsgKind::Eager,

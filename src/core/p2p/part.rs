@@ -303,8 +303,9 @@ fn send_ctrl(rt: &mut Runtime, comm: u32, dest: i32, tag: i32, words: [u64; 5]) 
     let e = r.extra();
     e.scratch = encode(words);
     let buf = e.scratch.as_ptr();
-    let em = rt.eager_max;
+    let (em, nem) = (rt.eager_max, rt.net_eager_max);
     rt.eager_max = em.max(HS_LEN);
+    rt.net_eager_max = nem.max(HS_LEN);
     let res = rt.start_send(
         sid,
         SendArgs {
@@ -319,6 +320,7 @@ fn send_ctrl(rt: &mut Runtime, comm: u32, dest: i32, tag: i32, words: [u64; 5]) 
         },
     );
     rt.eager_max = em;
+    rt.net_eager_max = nem;
     res
 }
 
