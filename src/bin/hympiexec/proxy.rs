@@ -118,6 +118,14 @@ fn passed_on(name: &str) -> bool {
     )
 }
 
+/// This machine's identity: the running kernel's boot id, which hosts made of network
+/// namespaces or containers on one kernel share (empty when it cannot be read).
+fn machine_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
 /// Runs the proxy for host number `host`, connecting to `front`; returns its exit status.
 pub fn run(host: usize, front: &str) -> i32 {
     let mut token = String::new();
@@ -143,6 +151,7 @@ pub fn run(host: usize, front: &str) -> i32 {
         &ToFront::Hello {
             host,
             token: token.trim().to_string(),
+            machine: machine_id(),
         }
         .encode(),
     );
@@ -187,17 +196,24 @@ pub fn run(host: usize, front: &str) -> i32 {
     };
     let bind = crate::args::parse_bind(&spec.bind_to).ok();
     let here = spec.ranks.len();
-    let plan = binding::plan(bind, here);
+    // Hosts sharing this machine split its cores: the plan covers all of the machine's ranks
+    // and this host takes its slice of it.
+    let machine_ranks = spec.machine_ranks.max(spec.machine_first + here);
+    let plan = binding::plan(bind, machine_ranks);
+    if let Some(w) = &plan.warning {
+        say!(node, "{w}");
+    }
     let mut ranks = Vec::with_capacity(here);
     for (i, &world) in spec.ranks.iter().enumerate() {
         let place = Place {
             local_rank: i,
             local_size: here,
             node: Some(node.clone()),
-            host_ranks: here,
+            host_ranks: machine_ranks,
             loopback: false,
         };
-        match launch::start(&job, world, &place, plan.cpus[i].as_deref(), false) {
+        let cpus = plan.cpus[spec.machine_first + i].as_deref();
+        match launch::start(&job, world, &place, cpus, false) {
             Ok(st) => {
                 let pid = st.child.id() as i32;
                 link.queue(&ToFront::Started { rank: world, pid }.encode());

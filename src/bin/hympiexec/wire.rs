@@ -38,13 +38,24 @@ pub struct StartSpec {
     pub tag_output: bool,
     /// `--bind-to` as given (`core`, `numa`, `none`), or empty for the default.
     pub bind_to: String,
+    /// Ranks of the job on this host's machine, counting other hosts that share it (network
+    /// namespaces or containers on one kernel): they share its cores.
+    pub machine_ranks: usize,
+    /// How many of those come before this host's first rank (its offset in the machine's
+    /// binding plan).
+    pub machine_first: usize,
 }
 
 /// Messages to the launcher.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToFront {
-    /// First message: which host this proxy serves and the job token.
-    Hello { host: usize, token: String },
+    /// First message: which host this proxy serves, the job token, and which machine it
+    /// runs on (the kernel's boot id; empty when unknown).
+    Hello {
+        host: usize,
+        token: String,
+        machine: String,
+    },
     /// A rank was started with this pid.
     Started { rank: usize, pid: i32 },
     /// A rank could not be started.
@@ -128,7 +139,11 @@ impl ToFront {
     /// The message as one line, newline included.
     pub fn encode(&self) -> String {
         encode(match self {
-            ToFront::Hello { host, token } => json!({"t": "hello", "host": host, "token": token}),
+            ToFront::Hello {
+                host,
+                token,
+                machine,
+            } => json!({"t": "hello", "host": host, "token": token, "machine": machine}),
             ToFront::Started { rank, pid } => json!({"t": "started", "rank": rank, "pid": pid}),
             ToFront::SpawnFailed {
                 rank,
@@ -148,6 +163,7 @@ impl ToFront {
             "hello" => ToFront::Hello {
                 host: uint(&v, "host")?,
                 token: text(&v, "token")?,
+                machine: text(&v, "machine")?,
             },
             "started" => ToFront::Started {
                 rank: uint(&v, "rank")?,
@@ -187,6 +203,8 @@ impl ToProxy {
                 "node": s.node,
                 "tag_output": s.tag_output,
                 "bind_to": s.bind_to,
+                "machine_ranks": s.machine_ranks,
+                "machine_first": s.machine_first,
             }),
             ToProxy::Pmi { rank, text } => json!({"t": "pmi", "rank": rank, "text": text}),
             ToProxy::Signal { rank, sig } => json!({"t": "signal", "rank": rank, "sig": sig}),
@@ -230,6 +248,8 @@ impl ToProxy {
                     node: text(&v, "node")?,
                     tag_output: field(&v, "tag_output")?.as_bool().unwrap_or(false),
                     bind_to: text(&v, "bind_to")?,
+                    machine_ranks: uint(&v, "machine_ranks")?,
+                    machine_first: uint(&v, "machine_first")?,
                 })
             }
             "pmi" => ToProxy::Pmi {
@@ -262,6 +282,8 @@ mod tests {
             node: "h2".into(),
             tag_output: true,
             bind_to: String::new(),
+            machine_ranks: 5,
+            machine_first: 3,
         };
         for m in [
             ToProxy::Start(spec),
@@ -280,6 +302,7 @@ mod tests {
             ToFront::Hello {
                 host: 1,
                 token: "ab12".into(),
+                machine: "0f1e".into(),
             },
             ToFront::Started { rank: 0, pid: 42 },
             ToFront::SpawnFailed {

@@ -39,8 +39,11 @@ pub struct Proxy {
     link: Option<Link>,
     outputs: [Option<OutStream>; 2],
     exited: bool,
-    /// The start message, sent when the proxy says hello.
-    start: String,
+    /// What it runs; sent once every proxy has said hello (its machine's share is filled in
+    /// then).
+    start: StartSpec,
+    /// The machine it said it runs on (`None`: no hello yet).
+    machine: Option<String>,
     /// The world ranks it runs.
     ranks: Vec<usize>,
     /// Already declared lost (its ranks count as dead).
@@ -255,6 +258,8 @@ pub fn run(opts: &Options, hosts: &[Host], signals: &mut SignalPipe) -> i32 {
             node: host.name.clone(),
             tag_output: opts.tag_output,
             bind_to: bind_to.into(),
+            machine_ranks: ranks.len(),
+            machine_first: 0,
         };
         job.proxies.push(Proxy {
             name: host.name.clone(),
@@ -262,7 +267,8 @@ pub fn run(opts: &Options, hosts: &[Host], signals: &mut SignalPipe) -> i32 {
             link: None,
             outputs: [None, None],
             exited: ranks.is_empty(),
-            start: ToProxy::Start(spec).encode(),
+            start: spec,
+            machine: None,
             ranks,
             lost: false,
         });
@@ -435,9 +441,13 @@ impl Job {
             }
             return;
         };
-        let (mut link, _) = front.pending.remove(i);
-        let host = match ToFront::decode(first) {
-            Ok(ToFront::Hello { host, token }) if token == front.token => host,
+        let (link, _) = front.pending.remove(i);
+        let (host, machine) = match ToFront::decode(first) {
+            Ok(ToFront::Hello {
+                host,
+                token,
+                machine,
+            }) if token == front.token => (host, machine),
             // A wrong token or garbage: not one of ours; the connection is dropped.
             _ => return,
         };
@@ -447,12 +457,39 @@ impl Job {
         if proxy.link.is_some() || proxy.lost || proxy.ranks.is_empty() {
             return;
         }
-        link.queue(&proxy.start);
+        proxy.machine = Some(machine);
         proxy.link = Some(link);
+        self.start_when_all_connected();
         // Lines that came with the hello.
         let rest: Vec<String> = got.lines[1..].to_vec();
         for line in rest {
             self.on_proxy_line(host, &line);
+        }
+    }
+
+    /// Once every proxy with ranks has said hello, sends each its start message, with the
+    /// share of its machine that it takes: hosts on one machine (the same boot id: network
+    /// namespaces, containers) split its cores in host order instead of each binding its
+    /// first rank to core 0, and their ranks count each other when deciding to yield.
+    fn start_when_all_connected(&mut self) {
+        let waiting = |p: &Proxy| !p.ranks.is_empty() && p.link.is_none();
+        if self.proxies.iter().any(waiting) {
+            return;
+        }
+        let hosts: Vec<(Option<&str>, usize)> = self
+            .proxies
+            .iter()
+            .map(|p| (p.machine.as_deref(), p.ranks.len()))
+            .collect();
+        let shares = machine_shares(&hosts);
+        for (p, (first, total)) in self.proxies.iter_mut().zip(shares) {
+            if p.ranks.is_empty() {
+                continue;
+            }
+            p.start.machine_first = first;
+            p.start.machine_ranks = total;
+            let start = ToProxy::Start(p.start.clone());
+            p.tell(&start);
         }
     }
 
@@ -595,6 +632,28 @@ impl Job {
     }
 }
 
+/// For each host, given as (its machine, its rank count): how many ranks of the hosts before
+/// it run on its machine, and how many run there in all. A host whose machine is unknown
+/// (`None` or empty) has one of its own.
+fn machine_shares(hosts: &[(Option<&str>, usize)]) -> Vec<(usize, usize)> {
+    fn known(m: Option<&str>) -> Option<&str> {
+        m.filter(|m| !m.is_empty())
+    }
+    hosts
+        .iter()
+        .enumerate()
+        .map(|(i, &(m, n))| {
+            let Some(m) = known(m) else {
+                return (0, n);
+            };
+            let on_m = |h: &&(Option<&str>, usize)| known(h.0) == Some(m);
+            let before = hosts[..i].iter().filter(on_m).map(|h| h.1).sum();
+            let total = hosts.iter().filter(on_m).map(|h| h.1).sum();
+            (before, total)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -609,6 +668,22 @@ mod tests {
         assert_eq!(
             launcher_command("ssh -x", "node7", &proxy),
             ["ssh", "-x", "node7", "/bin/hympiexec", "--proxy"]
+        );
+    }
+
+    #[test]
+    fn hosts_on_one_machine_share_its_cores_in_host_order() {
+        let hosts = [
+            (Some("m1"), 2),
+            (Some("m2"), 1),
+            (Some("m1"), 3),
+            (None, 2),
+            (Some(""), 1),
+            (Some("m1"), 0),
+        ];
+        assert_eq!(
+            machine_shares(&hosts),
+            [(0, 5), (0, 1), (2, 5), (0, 2), (0, 1), (5, 5)]
         );
     }
 
