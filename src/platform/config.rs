@@ -147,7 +147,7 @@ pub const KNOBS: &[KnobSpec] = &[
         default: "16320",
         category: Category::Transport,
         verbosity: Verbosity::TunerBasic,
-        doc: "largest message (bytes) sent eagerly in one shared-memory cell; larger ones use rendezvous (capped by the cell payload); set, it also caps the network transport's eager limit, which is otherwise one network buffer's payload (32704)",
+        doc: "largest message (bytes) sent eagerly in one shared-memory cell; larger ones use rendezvous (capped by the cell payload); set, it also caps the network transport's eager limit, which is otherwise one network buffer's payload (32768)",
     },
     KnobSpec {
         knob: Knob::ShmCells,

@@ -39,8 +39,10 @@ use std::collections::VecDeque;
 /// transport.
 pub const NET_PEER: u32 = 1 << 31;
 
-/// Bytes of one send or receive buffer (header and payload).
-const BUF: usize = 32 * 1024;
+/// Bytes of one send or receive buffer: the header and a payload of 32 KiB, so that messages
+/// of exactly 32 KiB (common: halves of 64 KiB, a ring's blocks) still go eagerly and a stream
+/// moves aligned 32 KiB chunks.
+const BUF: usize = 32 * 1024 + HDR;
 
 /// Bytes of the header in front of every message.
 const HDR: usize = std::mem::size_of::<Hdr>();
