@@ -12,5 +12,6 @@ pub mod datatype;
 pub mod objects;
 pub mod op;
 pub mod p2p;
+pub mod rma;
 pub mod runtime;
 pub mod threads;

@@ -5,4 +5,5 @@ pub mod config;
 pub mod nodemap;
 pub mod pmi;
 pub mod pmi_wire;
+pub mod shared_map;
 pub mod wait;

@@ -515,3 +515,17 @@ pub(crate) unsafe fn MPI_Type_delete_attr(
         Ok(())
     })
 }
+
+/// `MPI_*_create_keyval` for objects of `kind`.
+pub(crate) unsafe fn create_keyval(
+    copy_fn: *mut c_void,
+    delete_fn: *mut c_void,
+    keyval: *mut c_int,
+    extra_state: *mut c_void,
+    kind: ObjKind,
+) -> MpiResult<()> {
+    let slot = out(keyval, "keyval")?;
+    let def = keyval_def(copy_fn, delete_fn, extra_state, kind);
+    *slot = runtime::with(|rt| rt.keyvals.create(def))?;
+    Ok(())
+}

@@ -244,7 +244,10 @@ pub(crate) unsafe fn MPI_Comm_create_group(
     set_comm(newcomm, Some(h))
 }
 
-unsafe fn c_string<'a>(s: *const c_char, what: &str) -> MpiResult<std::borrow::Cow<'a, str>> {
+pub(super) unsafe fn c_string<'a>(
+    s: *const c_char,
+    what: &str,
+) -> MpiResult<std::borrow::Cow<'a, str>> {
     if s.is_null() {
         return fail(MPI_ERR_ARG, format!("{what} must not be NULL"));
     }

@@ -61,3 +61,8 @@ pub(crate) use coll_move::*;
 
 mod tool;
 pub(crate) use tool::*;
+
+mod rma;
+pub(crate) use rma::*;
+mod rma_win;
+pub(crate) use rma_win::*;

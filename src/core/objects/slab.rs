@@ -28,6 +28,8 @@ pub mod kind {
     pub const INFO: usize = 0x8;
     /// Stream (`MPIX_Stream`).
     pub const STREAM: usize = 0x9;
+    /// One-sided window.
+    pub const WIN: usize = 0xA;
 }
 
 const MAX_INDEX: usize = (1 << 20) - 2;

@@ -32,6 +32,8 @@ pub mod tag {
     pub const STREAMS: i32 = super::INTERNAL_TAG_MAX - 5;
     /// Agreement on the context ids of a multiplex communicator's stream pairs.
     pub const STREAM_PAIRS: i32 = super::INTERNAL_TAG_MAX - 6;
+    /// Window construction (`core::rma`): descriptors, the mapping's key, agreement.
+    pub const WIN: i32 = super::INTERNAL_TAG_MAX - 7;
     /// Base of tags derived from user tags (`MPI_Comm_create_group`) and string tags:
     /// `USER_BASE - (t mod 2^24)`.
     pub const USER_BASE: i32 = super::INTERNAL_TAG_MAX - 16;

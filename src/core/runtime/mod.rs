@@ -103,6 +103,8 @@ pub struct Runtime {
     pub ops: Slab<crate::core::op::UserOp>,
     /// Streams (`MPIX_Stream_create`).
     pub streams: crate::core::threads::stream::Streams,
+    /// One-sided windows.
+    pub wins: Slab<crate::core::rma::Win>,
 }
 
 /// An operation the progress engine advances until it reports completion.
@@ -588,6 +590,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
             _ => usize::MAX,
         },
         ops: Slab::new(kind::OP),
+        wins: Slab::new(kind::WIN),
         streams: Default::default(),
     }))
 }
@@ -691,6 +694,17 @@ impl Runtime {
         let (idx, handle) = match obj {
             ErrObj::Comm(h) => match self.comm_index(h) {
                 Some(i) => (i, h),
+                None => (WORLD, MPI_COMM_WORLD),
+            },
+            ErrObj::Win(h) => match self.wins.decode(h).and_then(|i| self.wins.get(i)) {
+                Some(w) => {
+                    return match w.errh {
+                        Errh::User(u) => (w.errh, self.errhandlers.get(u).map(|e| (e.func, h))),
+                        other => (other, None),
+                    }
+                }
+                // An invalid window: the communicator rules (as MPICH does).
+                None if self.self_errh_set => (SELF, MPI_COMM_SELF),
                 None => (WORLD, MPI_COMM_WORLD),
             },
             _ if self.self_errh_set => (SELF, MPI_COMM_SELF),

@@ -45,6 +45,8 @@ pub struct ShmEngine {
     seg: Segment,
     me: u32,
     cma: bool,
+    /// CMA works between every pair of local ranks (whatever `HYMPI_CMA` says).
+    cma_capable: bool,
     pids: Vec<i32>,
     pending: VecDeque<Outgoing>,
     streams: Vec<Stream>,
@@ -207,6 +209,7 @@ impl ShmEngine {
             seg,
             me,
             cma,
+            cma_capable: all_ok,
             pids,
             pending: VecDeque::new(),
             streams: Vec::new(),
@@ -230,6 +233,12 @@ impl ShmEngine {
     /// Whether single-copy CMA is in use.
     pub fn cma_enabled(&self) -> bool {
         self.cma
+    }
+
+    /// Whether CMA works between every pair of local ranks (also with `HYMPI_CMA=0`, which
+    /// only keeps point-to-point from using it).
+    pub fn cma_capable(&self) -> bool {
+        self.cma_capable
     }
 
     /// Bytes of shared memory mapped for the node.

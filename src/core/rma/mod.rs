@@ -1,0 +1,989 @@
+//! One-sided communication (RMA) on the node: windows, their epochs and operations.
+//!
+//! Every rank of a window maps one shared control block ([`ctrl`]): passive-target lock words,
+//! accumulate locks, post/complete counters and the attached regions of dynamic windows.
+//! `MPI_Win_allocate` and `MPI_Win_allocate_shared` put the window memory in the same
+//! mapping, so every operation to them is a load or store ([`access::Place::Mapped`]);
+//! `MPI_Win_create`d and attached memory of another process is reached by cross-memory attach.
+//! Operations thus complete when the call returns: flushes order memory, unlocks release the
+//! lock word, fences and generalized active-target synchronization only synchronize. A target
+//! that never enters MPI still serves passive-target operations.
+//!
+//! Windows whose ranks span nodes are refused (`MPI_ERR_UNSUPPORTED_OPERATION`) until the
+//! network transport carries one-sided operations.
+
+pub mod access;
+pub mod ctrl;
+pub mod epoch;
+
+use crate::core::datatype::Dtype;
+use crate::core::error::{fail, MpiResult};
+use crate::core::objects::comm_build::plan_dup;
+use crate::core::objects::errhandler::Errh;
+use crate::core::objects::info::Info;
+use crate::core::objects::team::{self, tag, Combine, Round, Team};
+use crate::core::op::{Builtin, OpRef};
+use crate::core::runtime::{self, Runtime};
+use crate::mpi_abi::consts::*;
+use crate::platform::shared_map::SharedMap;
+use access::{Element, Place, Shape};
+use ctrl::{Ctrl, Layout};
+use epoch::{Epochs, Held, LockKind};
+use std::sync::atomic::{fence as memory_fence, Ordering};
+use std::sync::Arc;
+
+/// One rank of a window, seen from this process.
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    /// Where its memory is.
+    pub place: Place,
+    /// Bytes of its window (dynamic windows: unused, the attached regions count).
+    pub size: usize,
+    /// Its displacement unit.
+    pub disp_unit: isize,
+}
+
+/// Values of the predefined window attributes, at stable addresses (the attribute value
+/// handed to the user is a pointer to one of these, except `MPI_WIN_BASE`).
+#[derive(Debug)]
+pub struct AttrValues {
+    /// `MPI_WIN_SIZE`.
+    pub size: isize,
+    /// `MPI_WIN_DISP_UNIT`.
+    pub disp_unit: i32,
+    /// `MPI_WIN_CREATE_FLAVOR`.
+    pub flavor: i32,
+    /// `MPI_WIN_MODEL`.
+    pub model: i32,
+}
+
+/// A window.
+#[derive(Debug)]
+pub struct Win {
+    /// The window's own communicator (a duplicate of the one it was created on).
+    pub comm: usize,
+    /// This process's rank.
+    pub rank: i32,
+    /// Ranks.
+    pub size: i32,
+    /// `MPI_WIN_FLAVOR_*`.
+    pub flavor: i32,
+    /// This rank's window memory (0 for dynamic windows).
+    pub base: usize,
+    /// Every rank's memory.
+    pub targets: Vec<Target>,
+    /// The shared control block.
+    pub ctrl: Ctrl,
+    /// Open epochs.
+    pub epochs: Epochs,
+    /// Error handler.
+    pub errh: Errh,
+    /// `MPI_Win_set_name`.
+    pub name: String,
+    /// Attributes (keyval, value).
+    pub attrs: Vec<(i32, usize)>,
+    /// Hints (`MPI_Win_get_info`).
+    pub info: Info,
+    /// Predefined attribute values.
+    pub attr_values: Box<AttrValues>,
+    /// Per target: posts of it consumed by our `MPI_Win_start`s.
+    posts_seen: Vec<u32>,
+    /// Per origin: its completes consumed by our `MPI_Win_wait`s.
+    completes_seen: Vec<u32>,
+}
+
+/// What a window creation asks for.
+#[derive(Clone, Debug)]
+pub struct Spec {
+    /// `MPI_WIN_FLAVOR_*`.
+    pub flavor: i32,
+    /// Bytes of this rank's memory.
+    pub size: usize,
+    /// Displacement unit.
+    pub disp_unit: isize,
+    /// The memory (`MPI_Win_create`).
+    pub base: usize,
+    /// Hints.
+    pub info: Info,
+}
+
+/// Bytes of one rank's descriptor in the creation allgather.
+const DESC: usize = 40;
+
+fn desc(spec: &Spec, cma: bool, noncontig: bool) -> Vec<u8> {
+    [
+        spec.size as u64,
+        spec.disp_unit as u64,
+        spec.base as u64,
+        std::process::id() as u64,
+        (cma as u64) | (noncontig as u64) << 1,
+    ]
+    .iter()
+    .flat_map(|w| w.to_ne_bytes())
+    .collect()
+}
+
+/// The hints a window keeps: the standard's and `alloc_shared_noncontig`.
+fn kept_hints(info: &Info) -> Info {
+    let mut kept = Info::default();
+    for (k, v) in &info.entries {
+        if matches!(
+            k.as_str(),
+            "no_locks"
+                | "accumulate_ordering"
+                | "accumulate_ops"
+                | "same_size"
+                | "same_disp_unit"
+                | "alloc_shared_noncontig"
+                | "mpi_accumulate_granularity"
+        ) {
+            kept.set(k, v);
+        }
+    }
+    kept
+}
+
+/// Offsets of each rank's memory in the window area, and its total: packed one after the
+/// other (`MPI_Win_allocate_shared`'s contiguous default), else each on its own page
+/// (`alloc_shared_noncontig`) or cache line.
+fn memory_offsets(sizes: &[usize], flavor: i32, noncontig: bool) -> MpiResult<(Vec<usize>, usize)> {
+    let align = match flavor {
+        MPI_WIN_FLAVOR_SHARED if !noncontig => 1,
+        MPI_WIN_FLAVOR_SHARED => 4096,
+        _ => 64,
+    };
+    let mut offs = Vec::with_capacity(sizes.len());
+    let mut at = 0usize;
+    for &s in sizes {
+        at = at.next_multiple_of(align);
+        offs.push(at);
+        at = match at.checked_add(s) {
+            Some(v) if v <= isize::MAX as usize / 2 => v,
+            _ => {
+                return fail(
+                    MPI_ERR_NO_MEM,
+                    "the window memory would not fit the address space",
+                )
+            }
+        };
+    }
+    Ok((offs, at))
+}
+
+impl Runtime {
+    /// The table index and entry of window handle `h` (`MPI_ERR_WIN` when invalid).
+    pub fn win(&self, h: usize) -> MpiResult<(u32, &Win)> {
+        match self.wins.decode(h) {
+            Some(i) => Ok((i, self.wins.get(i).expect("decoded window"))),
+            None if h == MPI_WIN_NULL => fail(MPI_ERR_WIN, "the window is MPI_WIN_NULL"),
+            None => fail(MPI_ERR_WIN, format!("invalid window handle {h:#x}")),
+        }
+    }
+
+    /// [`Runtime::win`], mutable.
+    pub fn win_mut(&mut self, h: usize) -> MpiResult<&mut Win> {
+        let (i, _) = self.win(h)?;
+        Ok(self.wins.get_mut(i).expect("decoded window"))
+    }
+}
+
+/// Creates a window over communicator handle `comm` (collective; call outside
+/// `runtime::with`). Returns the window handle and this rank's base address.
+pub fn create(comm: usize, spec: Spec) -> MpiResult<(usize, usize)> {
+    let noncontig = spec.info.get("alloc_shared_noncontig") == Some("true");
+    let (plan, cma) = runtime::with(|rt| {
+        let (_, c) = rt.comm_plain(comm)?;
+        if c.is_inter() {
+            return fail(
+                MPI_ERR_COMM,
+                "windows are created on intracommunicators only",
+            );
+        }
+        let spans = c.members().iter().any(|&w| {
+            w != rt.world_rank as u32
+                && rt
+                    .local_of_world
+                    .get(w as usize)
+                    .is_none_or(|&l| l == u32::MAX)
+        });
+        if spans {
+            return fail(
+                MPI_ERR_UNSUPPORTED_OPERATION,
+                "windows whose ranks are on different nodes are not implemented yet \
+                 (one-sided operations run on the node; README, coverage)",
+            );
+        }
+        let cma = rt.shm.as_ref().is_none_or(|e| e.cma_capable());
+        Ok((plan_dup(rt, comm)?, cma))
+    })?;
+    let id = plan.agreement().run()?;
+    let wcomm =
+        runtime::with(|rt| rt.install_comm(id, plan.blueprint(Vec::new(), Info::default())))?;
+    match build(wcomm, &spec, cma, noncontig) {
+        Ok(made) => Ok(made),
+        Err(e) => {
+            let _ = runtime::with(|rt| {
+                if let Some(i) = rt.comm_index(wcomm) {
+                    rt.release_comm(i);
+                }
+                Ok(())
+            });
+            Err(e)
+        }
+    }
+}
+
+/// The collective part of [`create`] on the window's own communicator `wcomm`.
+fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(usize, usize)> {
+    let (widx, rank, n) = runtime::with(|rt| {
+        let (i, c) = rt.comm(wcomm)?;
+        Ok((i, c.rank, c.size))
+    })?;
+    let team = Team::whole(widx, n, rank, tag::WIN);
+    let all = Round::new(
+        team.clone(),
+        None,
+        Combine::Concat,
+        desc(spec, cma, noncontig),
+    )
+    .run()?;
+    let descs: Vec<[u64; 5]> = all
+        .chunks_exact(DESC)
+        .map(|c| {
+            std::array::from_fn(|k| u64::from_ne_bytes(c[k * 8..k * 8 + 8].try_into().unwrap()))
+        })
+        .collect();
+    let sizes: Vec<usize> = descs.iter().map(|d| d[0] as usize).collect();
+    let dynamic = spec.flavor == MPI_WIN_FLAVOR_DYNAMIC;
+    let owns_memory = matches!(spec.flavor, MPI_WIN_FLAVOR_ALLOCATE | MPI_WIN_FLAVOR_SHARED);
+    if !owns_memory && n > 1 && descs.iter().any(|d| d[4] & 1 == 0) {
+        return fail(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            "MPI_Win_create and dynamic windows need cross-memory attach between the ranks, \
+             which this system forbids (ptrace restrictions); use MPI_Win_allocate",
+        );
+    }
+    let layout = Layout::new(n as usize, dynamic);
+    let (offs, mem) = if owns_memory {
+        memory_offsets(&sizes, spec.flavor, descs[0][4] & 2 != 0)?
+    } else {
+        (vec![0; n as usize], 0)
+    };
+    let total = layout.memory + mem;
+    // The leader maps the block; the others attach with its key; all agree it worked.
+    let mut made: Result<SharedMap, String> = Err(String::new());
+    let mut key = [0u8; 16];
+    if rank == 0 {
+        match SharedMap::create(total) {
+            Ok((m, (pid, fd))) => {
+                key[..8].copy_from_slice(&pid.to_ne_bytes());
+                key[8..].copy_from_slice(&fd.to_ne_bytes());
+                made = Ok(m);
+            }
+            Err(e) => made = Err(e.to_string()),
+        }
+    }
+    let key = team::bcast(&team, key.to_vec())?;
+    if rank != 0 {
+        let pid = u64::from_ne_bytes(key[..8].try_into().unwrap());
+        let fd = u64::from_ne_bytes(key[8..].try_into().unwrap());
+        made = if pid == 0 {
+            Err("the leader could not create it".into())
+        } else {
+            SharedMap::attach((pid, fd), total).map_err(|e| e.to_string())
+        };
+    }
+    let ok: u64 = if made.is_ok() { u64::MAX } else { 0 };
+    let agreed = Round::new(team, None, Combine::And, ok.to_ne_bytes().to_vec()).run()?;
+    let mut map = match made {
+        Ok(m) if agreed.iter().all(|&b| b == 0xff) => m,
+        Ok(_) => {
+            return fail(
+                MPI_ERR_NO_MEM,
+                "another rank could not map the window memory",
+            )
+        }
+        Err(e) => {
+            return fail(
+                MPI_ERR_NO_MEM,
+                format!("could not map {total} bytes of shared window memory: {e}"),
+            )
+        }
+    };
+    map.close_creator_fd();
+    let ctrl = Ctrl::new(map, layout);
+    let mem_base = ctrl.memory();
+    let targets: Vec<Target> = descs
+        .iter()
+        .enumerate()
+        .map(|(r, d)| Target {
+            place: match spec.flavor {
+                MPI_WIN_FLAVOR_ALLOCATE | MPI_WIN_FLAVOR_SHARED => {
+                    Place::Mapped(mem_base + offs[r])
+                }
+                MPI_WIN_FLAVOR_DYNAMIC if r as i32 == rank => Place::Mapped(0),
+                MPI_WIN_FLAVOR_DYNAMIC => Place::Remote {
+                    pid: d[3] as i32,
+                    base: 0,
+                },
+                _ if r as i32 == rank => Place::Mapped(d[2] as usize),
+                _ => Place::Remote {
+                    pid: d[3] as i32,
+                    base: d[2] as usize,
+                },
+            },
+            size: d[0] as usize,
+            disp_unit: d[1] as isize,
+        })
+        .collect();
+    let base = match targets[rank as usize].place {
+        Place::Mapped(b) => b,
+        Place::Remote { base, .. } => base,
+    };
+    let (size, disp_unit) = (spec.size, spec.disp_unit);
+    runtime::with(|rt| {
+        let errh = rt.comms.get(widx).map(|c| c.errh).unwrap_or(Errh::Fatal);
+        rt.errh_ref(errh);
+        let win = Win {
+            comm: wcomm,
+            rank,
+            size: n,
+            flavor: spec.flavor,
+            base,
+            targets,
+            ctrl,
+            epochs: Epochs::default(),
+            errh,
+            name: String::new(),
+            attrs: Vec::new(),
+            info: kept_hints(&spec.info),
+            attr_values: Box::new(AttrValues {
+                size: size as isize,
+                disp_unit: disp_unit as i32,
+                flavor: spec.flavor,
+                model: MPI_WIN_UNIFIED,
+            }),
+            posts_seen: vec![0; n as usize],
+            completes_seen: vec![0; n as usize],
+        };
+        match rt.wins.insert(win) {
+            Some(i) => Ok((rt.wins.handle(i), base)),
+            None => fail(MPI_ERR_INTERN, "too many windows"),
+        }
+    })
+}
+
+/// `MPI_Win_free` after the attributes are gone: the closing barrier, then the window and its
+/// communicator are dropped (call outside `runtime::with`).
+pub fn free(h: usize) -> MpiResult<()> {
+    let wcomm = runtime::with(|rt| {
+        let (_, w) = rt.win(h)?;
+        w.epochs.check_free()?;
+        Ok(w.comm)
+    })?;
+    // Nobody may still access this rank's memory (or the mapping) once it is gone.
+    crate::core::objects::comm_build::barrier(wcomm)?;
+    runtime::with(|rt| {
+        let (i, _) = rt.win(h)?;
+        let w = rt.wins.remove(i).expect("decoded window");
+        rt.errh_unref(w.errh);
+        for &(k, _) in &w.attrs {
+            rt.keyvals.detach(k);
+        }
+        if let Some(ci) = rt.comm_index(w.comm) {
+            rt.release_comm(ci);
+        }
+        Ok(())
+    })
+}
+
+/// A datatype for a one-sided operation: committed, not `MPI_DATATYPE_NULL`.
+fn rma_type(rt: &Runtime, h: usize) -> MpiResult<Arc<Dtype>> {
+    if let Some(t) = Dtype::predefined(h) {
+        return Ok(Arc::new(t));
+    }
+    if h == MPI_DATATYPE_NULL {
+        return fail(MPI_ERR_TYPE, "the datatype is MPI_DATATYPE_NULL");
+    }
+    let e = rt.type_entry(h)?;
+    if !e.committed {
+        return fail(MPI_ERR_TYPE, "the datatype is not committed");
+    }
+    Ok(e.dt.clone())
+}
+
+/// A local buffer argument: (address, count, datatype handle).
+#[derive(Clone, Copy, Debug)]
+pub struct Buf {
+    /// Address.
+    pub addr: usize,
+    /// Elements.
+    pub count: usize,
+    /// Datatype handle.
+    pub dt: usize,
+}
+
+/// A target argument: (rank, displacement, count, datatype handle).
+#[derive(Clone, Copy, Debug)]
+pub struct TargetArg {
+    /// Rank in the window (`MPI_PROC_NULL`: the operation does nothing).
+    pub rank: i32,
+    /// Displacement in the target's units.
+    pub disp: isize,
+    /// Elements.
+    pub count: usize,
+    /// Datatype handle.
+    pub dt: usize,
+}
+
+/// A checked operation's target: where, and the data's shape there.
+struct Resolved {
+    rank: usize,
+    place: Place,
+    shape: Shape,
+    dt: Arc<Dtype>,
+}
+
+impl Win {
+    /// Checks the target of an operation (rank, epoch, displacement, range) and resolves it.
+    fn resolve(&self, rt: &Runtime, t: &TargetArg) -> MpiResult<Option<Resolved>> {
+        if t.rank == MPI_PROC_NULL {
+            return Ok(None);
+        }
+        if t.rank < 0 || t.rank >= self.size {
+            return fail(
+                MPI_ERR_RANK,
+                format!(
+                    "target rank {} is not in the window (size {})",
+                    t.rank, self.size
+                ),
+            );
+        }
+        self.epochs.check_access(t.rank)?;
+        if t.disp < 0 {
+            return fail(
+                MPI_ERR_DISP,
+                format!("target displacement {} is negative", t.disp),
+            );
+        }
+        let tgt = self.targets[t.rank as usize];
+        let dt = rma_type(rt, t.dt)?;
+        let Some(off) = t.disp.checked_mul(tgt.disp_unit) else {
+            return fail(MPI_ERR_DISP, "the target displacement overflows");
+        };
+        let at = match tgt.place {
+            Place::Mapped(b) => b,
+            Place::Remote { base, .. } => base,
+        };
+        let shape = Shape::new(at.wrapping_add(off as usize), t.count, &dt);
+        if let Some((lo, hi)) = shape.span() {
+            let inside = if self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+                let _g = self.ctrl.acc_lock(t.rank as usize);
+                // Dynamic displacements are addresses in the target: the regions it attached.
+                let (lo, hi) = (lo.wrapping_sub(at) as u64, hi.wrapping_sub(at) as u64);
+                self.ctrl
+                    .regions(t.rank as usize)
+                    .iter()
+                    .any(|&(b, l)| lo >= b && hi <= b + l)
+            } else {
+                lo >= at && hi <= at + tgt.size && lo <= hi
+            };
+            if !inside {
+                return fail(
+                    MPI_ERR_RMA_RANGE,
+                    format!(
+                        "the access (displacement {}, {} bytes) is outside target rank {}'s {}",
+                        t.disp,
+                        shape.bytes(),
+                        t.rank,
+                        if self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+                            "attached memory"
+                        } else {
+                            "window"
+                        }
+                    ),
+                );
+            }
+        }
+        Ok(Some(Resolved {
+            rank: t.rank as usize,
+            place: tgt.place,
+            shape,
+            dt,
+        }))
+    }
+}
+
+fn local_shape(rt: &Runtime, b: &Buf) -> MpiResult<(Shape, Arc<Dtype>)> {
+    let dt = rma_type(rt, b.dt)?;
+    Ok((Shape::new(b.addr, b.count, &dt), dt))
+}
+
+fn same_bytes(what: &str, a: usize, b: usize) -> MpiResult<()> {
+    if a != b {
+        return fail(
+            MPI_ERR_TYPE,
+            format!("the {what} buffer holds {a} bytes but the target buffer {b}"),
+        );
+    }
+    Ok(())
+}
+
+/// The element type and reduction of an accumulate with `op` on target type `tdt` (and
+/// origin type `odt`, unless the op is `MPI_NO_OP`); `None` for `MPI_NO_OP`.
+fn element(
+    rt: &Runtime,
+    op: usize,
+    tdt: &Dtype,
+    odt: Option<&Dtype>,
+) -> MpiResult<Option<Element>> {
+    let b = match rt.op(op)? {
+        OpRef::User(_) => {
+            return fail(
+                MPI_ERR_OP,
+                "user-defined operations are not allowed in one-sided accumulates",
+            )
+        }
+        OpRef::Builtin(b) => b,
+    };
+    let basic = tdt.basic_type();
+    let Some(basic) = basic else {
+        return fail(
+            MPI_ERR_TYPE,
+            "an accumulate's target datatype must be made of one predefined type",
+        );
+    };
+    if b == Builtin::NoOp {
+        return Ok(None);
+    }
+    if let Some(o) = odt {
+        if o.size > 0 && o.basic_type() != Some(basic) {
+            return fail(
+                MPI_ERR_TYPE,
+                "an accumulate's origin and target datatypes must be made of the same \
+                 predefined type",
+            );
+        }
+    }
+    let reducer = rt.accumulate_reducer(op, basic)?;
+    let dt = Arc::new(Dtype::predefined(basic).expect("a basic type is predefined"));
+    Ok(Some(Element { reducer, dt }))
+}
+
+/// `MPI_Put` (and `MPI_Rput`).
+pub fn put(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> MpiResult<()> {
+    let (_, w) = rt.win(win)?;
+    let Some(r) = w.resolve(rt, t)? else {
+        return Ok(());
+    };
+    let (os, _) = local_shape(rt, o)?;
+    same_bytes("origin", os.bytes(), r.shape.bytes())?;
+    // SAFETY: the origin buffer is the caller's (C contract); the target range was checked
+    // against the target's window (mapped here, or written through the kernel).
+    unsafe { access::put(r.place, &os, &r.shape) }
+}
+
+/// `MPI_Get` (and `MPI_Rget`).
+pub fn get(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> MpiResult<()> {
+    let (_, w) = rt.win(win)?;
+    let Some(r) = w.resolve(rt, t)? else {
+        return Ok(());
+    };
+    let (os, _) = local_shape(rt, o)?;
+    same_bytes("origin", os.bytes(), r.shape.bytes())?;
+    // SAFETY: as in `put`.
+    unsafe { access::get(r.place, &os, &r.shape) }
+}
+
+/// `MPI_Accumulate` and `MPI_Get_accumulate` (`result` given), and their request forms.
+pub fn accumulate(
+    rt: &Runtime,
+    win: usize,
+    o: &Buf,
+    result: Option<&Buf>,
+    t: &TargetArg,
+    op: usize,
+) -> MpiResult<()> {
+    let (_, w) = rt.win(win)?;
+    let Some(r) = w.resolve(rt, t)? else {
+        // Still check the op (an error even to MPI_PROC_NULL).
+        rt.op(op)?;
+        return Ok(());
+    };
+    let no_op = op == MPI_NO_OP;
+    let origin = if no_op && result.is_some() {
+        None
+    } else {
+        Some(local_shape(rt, o)?)
+    };
+    let el = element(rt, op, &r.dt, origin.as_ref().map(|(_, d)| &**d))?;
+    if let Some((os, _)) = &origin {
+        same_bytes("origin", os.bytes(), r.shape.bytes())?;
+    }
+    let res = match result {
+        Some(b) => {
+            let (rs, _) = local_shape(rt, b)?;
+            same_bytes("result", rs.bytes(), r.shape.bytes())?;
+            Some(rs)
+        }
+        None => None,
+    };
+    if el.is_none() && res.is_none() {
+        return Ok(());
+    }
+    let empty = Shape::Contig { addr: 0, len: 0 };
+    let os = origin.as_ref().map(|(s, _)| s).unwrap_or(&empty);
+    let _g = w.ctrl.acc_lock(r.rank);
+    // SAFETY: as in `put`; the accumulate lock makes the read-modify-write atomic with
+    // respect to every other accumulate to this target.
+    unsafe { access::accumulate(r.place, os, &r.shape, res.as_ref(), el.as_ref()) }
+}
+
+/// The local buffers of `MPI_Compare_and_swap`: one element each.
+#[derive(Clone, Copy, Debug)]
+pub struct Swap {
+    /// The value to write.
+    pub origin: usize,
+    /// The value to compare with.
+    pub compare: usize,
+    /// Where the old value goes.
+    pub result: usize,
+}
+
+/// `MPI_Compare_and_swap` (`t.count` is 1).
+pub fn compare_and_swap(rt: &Runtime, win: usize, s: Swap, t: &TargetArg) -> MpiResult<()> {
+    let (origin, compare, result) = (s.origin, s.compare, s.result);
+    let (_, w) = rt.win(win)?;
+    let Some(r) = w.resolve(rt, t)? else {
+        return Ok(());
+    };
+    if r.dt.handle == 0 {
+        return fail(
+            MPI_ERR_TYPE,
+            "MPI_Compare_and_swap takes a predefined datatype",
+        );
+    }
+    let _g = w.ctrl.acc_lock(r.rank);
+    // SAFETY: the three local buffers hold one element each (C contract); the target was
+    // checked as in `put`; the accumulate lock makes the swap atomic.
+    unsafe { access::compare_and_swap(r.place, origin, compare, result, &r.shape, r.dt.size) }
+}
+
+/// Window ranks of the world ranks `members` (`MPI_ERR_RANK` when one is not in the window).
+pub fn window_ranks(rt: &Runtime, win: usize, members: &[u32]) -> MpiResult<Vec<i32>> {
+    let (_, w) = rt.win(win)?;
+    let (_, c) = rt.comm(w.comm)?;
+    let world: Vec<u32> = c.members();
+    members
+        .iter()
+        .map(|m| match world.iter().position(|x| x == m) {
+            Some(r) => Ok(r as i32),
+            None => fail(MPI_ERR_RANK, "a process of the group is not in the window"),
+        })
+        .collect()
+}
+
+/// Checks an assert argument: only the `MPI_MODE_*` bits in `allowed`.
+pub fn check_assert(assert: i32, allowed: i32) -> MpiResult<()> {
+    if assert & !allowed != 0 {
+        return fail(
+            MPI_ERR_ASSERT,
+            format!("assert {assert:#x} has bits this call does not take"),
+        );
+    }
+    Ok(())
+}
+
+/// `MPI_Win_fence`'s epoch bookkeeping (the caller then synchronizes the ranks).
+pub fn fence(rt: &mut Runtime, win: usize, assert: i32) -> MpiResult<usize> {
+    check_assert(
+        assert,
+        MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED,
+    )?;
+    let w = rt.win_mut(win)?;
+    w.epochs.fence(assert)?;
+    fence_memory();
+    Ok(w.comm)
+}
+
+/// Orders this process's loads and stores around a synchronization.
+pub fn fence_memory() {
+    memory_fence(Ordering::SeqCst);
+}
+
+/// `MPI_Win_post` to window ranks `group`.
+pub fn post(rt: &mut Runtime, win: usize, group: Vec<i32>, assert: i32) -> MpiResult<()> {
+    check_assert(assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT)?;
+    let w = rt.win_mut(win)?;
+    w.epochs.post(group.clone())?;
+    fence_memory();
+    if assert & MPI_MODE_NOCHECK == 0 {
+        for &o in &group {
+            w.ctrl
+                .post_count(w.rank as usize, o as usize)
+                .fetch_add(1, Ordering::Release);
+        }
+    }
+    Ok(())
+}
+
+/// `MPI_Win_start` on window ranks `group`: waits for their posts (unless `MPI_MODE_NOCHECK`).
+pub fn start(win: usize, group: Vec<i32>, assert: i32) -> MpiResult<()> {
+    check_assert(assert, MPI_MODE_NOCHECK)?;
+    runtime::with(|rt| rt.win_mut(win)?.epochs.start(group.clone()))?;
+    if assert & MPI_MODE_NOCHECK == 0 {
+        runtime::wait_for(|rt| {
+            let w = rt.win_mut(win)?;
+            let me = w.rank as usize;
+            let ready = group.iter().all(|&t| {
+                w.ctrl.post_count(t as usize, me).load(Ordering::Acquire)
+                    != w.posts_seen[t as usize]
+            });
+            if ready {
+                for &t in &group {
+                    w.posts_seen[t as usize] = w.posts_seen[t as usize].wrapping_add(1);
+                }
+            }
+            Ok(ready.then_some(()))
+        })?;
+    }
+    fence_memory();
+    Ok(())
+}
+
+/// `MPI_Win_complete`.
+pub fn complete(rt: &mut Runtime, win: usize) -> MpiResult<()> {
+    let w = rt.win_mut(win)?;
+    let group = w.epochs.complete()?;
+    fence_memory();
+    for t in group {
+        w.ctrl
+            .complete_count(t as usize, w.rank as usize)
+            .fetch_add(1, Ordering::Release);
+    }
+    Ok(())
+}
+
+/// `MPI_Win_test` (and one step of `MPI_Win_wait`): whether every origin of the exposure
+/// epoch has completed; ends the epoch when so.
+pub fn test(rt: &mut Runtime, win: usize) -> MpiResult<bool> {
+    let w = rt.win_mut(win)?;
+    let me = w.rank as usize;
+    let group = w.epochs.posted()?.to_vec();
+    let done = group.iter().all(|&o| {
+        w.ctrl
+            .complete_count(me, o as usize)
+            .load(Ordering::Acquire)
+            != w.completes_seen[o as usize]
+    });
+    if done {
+        for &o in &group {
+            w.completes_seen[o as usize] = w.completes_seen[o as usize].wrapping_add(1);
+        }
+        w.epochs.end_post();
+        fence_memory();
+    }
+    Ok(done)
+}
+
+/// `MPI_Win_wait`.
+pub fn wait(win: usize) -> MpiResult<()> {
+    runtime::with(|rt| rt.win(win)?.1.epochs.posted().map(|_| ()))?;
+    runtime::wait_for(|rt| Ok(test(rt, win)?.then_some(())))
+}
+
+/// `MPI_Win_lock`.
+pub fn lock(win: usize, kind: i32, target: i32, assert: i32) -> MpiResult<()> {
+    check_assert(assert, MPI_MODE_NOCHECK)?;
+    let kind = LockKind::from_arg(kind)?;
+    let proc_null = runtime::with(|rt| {
+        let (_, w) = rt.win(win)?;
+        if target == MPI_PROC_NULL {
+            return Ok(true);
+        }
+        if target < 0 || target >= w.size {
+            return fail(
+                MPI_ERR_RANK,
+                format!("target rank {target} is not in the window"),
+            );
+        }
+        w.epochs.check_lock(target)?;
+        Ok(false)
+    })?;
+    if proc_null {
+        return Ok(());
+    }
+    let taken = assert & MPI_MODE_NOCHECK == 0;
+    if taken {
+        runtime::wait_for(|rt| {
+            let (_, w) = rt.win(win)?;
+            Ok(w.ctrl.try_lock(target as usize, kind).then_some(()))
+        })?;
+    }
+    runtime::with(|rt| {
+        rt.win_mut(win)?.epochs.locked(Held {
+            rank: target,
+            kind,
+            taken,
+        });
+        Ok(())
+    })?;
+    fence_memory();
+    Ok(())
+}
+
+/// `MPI_Win_unlock`.
+pub fn unlock(rt: &mut Runtime, win: usize, target: i32) -> MpiResult<()> {
+    let w = rt.win_mut(win)?;
+    if target == MPI_PROC_NULL {
+        return Ok(());
+    }
+    if target < 0 || target >= w.size {
+        return fail(
+            MPI_ERR_RANK,
+            format!("target rank {target} is not in the window"),
+        );
+    }
+    let held = w.epochs.unlock(target)?;
+    fence_memory();
+    if held.taken {
+        w.ctrl.unlock(target as usize, held.kind);
+    }
+    Ok(())
+}
+
+/// `MPI_Win_lock_all`: a shared lock on every rank.
+pub fn lock_all(win: usize, assert: i32) -> MpiResult<()> {
+    check_assert(assert, MPI_MODE_NOCHECK)?;
+    let n = runtime::with(|rt| {
+        let (_, w) = rt.win(win)?;
+        w.epochs.check_lock_all()?;
+        Ok(w.size)
+    })?;
+    let taken = assert & MPI_MODE_NOCHECK == 0;
+    if taken {
+        for t in 0..n as usize {
+            runtime::wait_for(|rt| {
+                let (_, w) = rt.win(win)?;
+                Ok(w.ctrl.try_lock(t, LockKind::Shared).then_some(()))
+            })?;
+        }
+    }
+    runtime::with(|rt| {
+        rt.win_mut(win)?.epochs.locked_all(taken);
+        Ok(())
+    })?;
+    fence_memory();
+    Ok(())
+}
+
+/// `MPI_Win_unlock_all`.
+pub fn unlock_all(rt: &mut Runtime, win: usize) -> MpiResult<()> {
+    let w = rt.win_mut(win)?;
+    let taken = w.epochs.unlock_all()?;
+    fence_memory();
+    if taken {
+        for t in 0..w.size as usize {
+            w.ctrl.unlock(t, LockKind::Shared);
+        }
+    }
+    Ok(())
+}
+
+/// The flushes: operations complete when issued, so a flush checks its epoch and orders
+/// memory. `target` `None`: every target.
+pub fn flush(rt: &Runtime, win: usize, target: Option<i32>) -> MpiResult<()> {
+    let (_, w) = rt.win(win)?;
+    match target {
+        Some(MPI_PROC_NULL) => {}
+        Some(t) if t < 0 || t >= w.size => {
+            return fail(
+                MPI_ERR_RANK,
+                format!("target rank {t} is not in the window"),
+            )
+        }
+        Some(t) => w.epochs.check_passive(t)?,
+        None => w.epochs.check_any_passive()?,
+    }
+    fence_memory();
+    Ok(())
+}
+
+/// `MPI_Win_attach` of `[base, base + len)`.
+pub fn attach(rt: &Runtime, win: usize, base: usize, len: usize) -> MpiResult<()> {
+    let (_, w) = rt.win(win)?;
+    if w.flavor != MPI_WIN_FLAVOR_DYNAMIC {
+        return fail(MPI_ERR_RMA_FLAVOR, "MPI_Win_attach needs a dynamic window");
+    }
+    if len == 0 {
+        return Ok(());
+    }
+    if base == 0 {
+        return fail(MPI_ERR_BASE, "the attached memory's base is NULL");
+    }
+    let me = w.rank as usize;
+    let _g = w.ctrl.acc_lock(me);
+    let (lo, hi) = (base as u64, (base + len) as u64);
+    if w.ctrl
+        .regions(me)
+        .iter()
+        .any(|&(b, l)| lo < b + l && b < hi)
+    {
+        return fail(
+            MPI_ERR_RMA_ATTACH,
+            "the memory overlaps memory already attached to the window",
+        );
+    }
+    if !w.ctrl.add_region(me, lo, len as u64) {
+        return fail(
+            MPI_ERR_RMA_ATTACH,
+            format!(
+                "at most {} regions may be attached at once",
+                ctrl::MAX_REGIONS
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// `MPI_Win_detach` of the region starting at `base`.
+pub fn detach(rt: &Runtime, win: usize, base: usize) -> MpiResult<()> {
+    let (_, w) = rt.win(win)?;
+    if w.flavor != MPI_WIN_FLAVOR_DYNAMIC {
+        return fail(MPI_ERR_RMA_FLAVOR, "MPI_Win_detach needs a dynamic window");
+    }
+    let me = w.rank as usize;
+    let _g = w.ctrl.acc_lock(me);
+    if !w.ctrl.remove_region(me, base as u64) {
+        return fail(
+            MPI_ERR_RMA_ATTACH,
+            "no attached memory starts at this address",
+        );
+    }
+    Ok(())
+}
+
+/// `MPI_Win_shared_query`: (size, displacement unit, base address here) of `rank`'s memory;
+/// `MPI_PROC_NULL`: the lowest rank with memory.
+pub fn shared_query(rt: &Runtime, win: usize, rank: i32) -> MpiResult<(usize, isize, usize)> {
+    let (_, w) = rt.win(win)?;
+    let rank = if rank == MPI_PROC_NULL {
+        match w.targets.iter().position(|t| t.size > 0) {
+            Some(r) => r as i32,
+            None => 0,
+        }
+    } else {
+        rank
+    };
+    if rank < 0 || rank >= w.size {
+        return fail(MPI_ERR_RANK, format!("rank {rank} is not in the window"));
+    }
+    let t = w.targets[rank as usize];
+    match t.place {
+        // Memory mapped here: loads and stores work (every rank of an allocated window, and
+        // our own memory of any flavour but dynamic).
+        Place::Mapped(b) if w.flavor != MPI_WIN_FLAVOR_DYNAMIC => Ok((t.size, t.disp_unit, b)),
+        // Memory this process cannot load from or store to: none (MPI-4.1).
+        _ => Ok((0, t.disp_unit, 0)),
+    }
+}
