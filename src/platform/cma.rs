@@ -219,7 +219,12 @@ mod tests {
         let pid = std::process::id() as i32;
         let mut dst = vec![0u8; 64];
         let base = dst.as_mut_ptr() as usize;
-        let segs = [(base + 2, 3), (base + 10, 0), (base + 20, 5), (base + 40, 1)];
+        let segs = [
+            (base + 2, 3),
+            (base + 10, 0),
+            (base + 20, 5),
+            (base + 40, 1),
+        ];
         let mut src: Vec<u8> = (1..=9).collect();
         // SAFETY: `src` holds the segments' 9 bytes; the segments lie in `dst`, which lives.
         unsafe { transfer_segments(true, pid, src.as_mut_ptr(), &segs).unwrap() };

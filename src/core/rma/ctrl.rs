@@ -8,19 +8,17 @@
 //! maps: a target needs not enter MPI for its lock to be taken or its memory to be accessed.
 
 use crate::core::rma::epoch::LockKind;
+use crate::core::rma::lockword;
 use crate::platform::shared_map::SharedMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// Most regions a rank may attach to a dynamic window at once.
 pub const MAX_REGIONS: usize = 256;
 
-/// Writer bit of a passive-target lock word (the low bits count the shared holders).
-const EXCLUSIVE: u32 = 1 << 31;
-
 /// One rank's words.
 #[repr(C)]
 struct RankWords {
-    /// Passive-target lock: [`EXCLUSIVE`] or the number of shared holders.
+    /// Passive-target lock (`lockword`): writer bit or the number of shared holders.
     lock: AtomicU32,
     /// Accumulate lock (0 free, 1 held): makes accumulates to this rank atomic per element,
     /// and guards its table of attached regions.
@@ -129,29 +127,12 @@ impl Ctrl {
 
     /// Tries to take rank `r`'s passive-target lock.
     pub fn try_lock(&self, r: usize, kind: LockKind) -> bool {
-        let w = &self.words(r).lock;
-        match kind {
-            LockKind::Exclusive => w
-                .compare_exchange(0, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok(),
-            LockKind::Shared => {
-                let v = w.load(Ordering::Relaxed);
-                v & EXCLUSIVE == 0
-                    && w.compare_exchange(v, v + 1, Ordering::Acquire, Ordering::Relaxed)
-                        .is_ok()
-            }
-        }
+        lockword::try_lock(&self.words(r).lock, kind == LockKind::Exclusive)
     }
 
     /// Releases rank `r`'s passive-target lock taken as `kind`.
     pub fn unlock(&self, r: usize, kind: LockKind) {
-        let w = &self.words(r).lock;
-        match kind {
-            LockKind::Exclusive => w.store(0, Ordering::Release),
-            LockKind::Shared => {
-                w.fetch_sub(1, Ordering::Release);
-            }
-        }
+        lockword::unlock(&self.words(r).lock, kind == LockKind::Exclusive)
     }
 
     /// Takes rank `r`'s accumulate lock (held only for one operation's copy).

@@ -15,6 +15,7 @@
 pub mod access;
 pub mod ctrl;
 pub mod epoch;
+pub mod lockword;
 
 use crate::core::datatype::Dtype;
 use crate::core::error::{fail, MpiResult};
