@@ -343,8 +343,8 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
     };
     let (size, disp_unit) = (spec.size, spec.disp_unit);
     runtime::with(|rt| {
-        let errh = rt.comms.get(widx).map(|c| c.errh).unwrap_or(Errh::Fatal);
-        rt.errh_ref(errh);
+        // A new window's handler is MPI_ERRORS_ARE_FATAL, whatever its communicator's.
+        let errh = Errh::Fatal;
         let win = Win {
             comm: wcomm,
             rank,
@@ -980,11 +980,15 @@ pub fn shared_query(rt: &Runtime, win: usize, rank: i32) -> MpiResult<(usize, is
         return fail(MPI_ERR_RANK, format!("rank {rank} is not in the window"));
     }
     let t = w.targets[rank as usize];
-    match t.place {
-        // Memory mapped here: loads and stores work (every rank of an allocated window, and
-        // our own memory of any flavour but dynamic).
-        Place::Mapped(b) if w.flavor != MPI_WIN_FLAVOR_DYNAMIC => Ok((t.size, t.disp_unit, b)),
-        // Memory this process cannot load from or store to: none (MPI-4.1).
-        _ => Ok((0, t.disp_unit, 0)),
+    match (w.flavor, t.place) {
+        (MPI_WIN_FLAVOR_DYNAMIC, _) => fail(
+            MPI_ERR_RMA_FLAVOR,
+            "MPI_Win_shared_query does not take a dynamic window",
+        ),
+        // Memory mapped here: every rank's of an allocated window (shared memory), our own of
+        // an `MPI_Win_create`d one (MPI-4.1 allows the query on those flavours).
+        (_, Place::Mapped(b)) => Ok((t.size, t.disp_unit, b)),
+        // Another process's private memory: no load/store access (MPI-4.1: size 0, NULL).
+        (_, Place::Remote { .. }) => Ok((0, t.disp_unit, 0)),
     }
 }
