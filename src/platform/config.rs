@@ -34,6 +34,8 @@ pub enum Knob {
     StealMin,
     /// `HYMPI_STEAL_CHUNK`.
     StealChunk,
+    /// `HYMPI_STEAL_ACC_MIN`.
+    StealAccMin,
     /// `HYMPI_STATS`.
     Stats,
     /// `HYMPI_ASYNC_PROGRESS`.
@@ -228,7 +230,7 @@ pub const KNOBS: &[KnobSpec] = &[
         default: "1",
         category: Category::Stealing,
         verbosity: Verbosity::UserBasic,
-        doc: "1: at MPI_THREAD_MULTIPLE, a large single-copy receive becomes chunks that threads waiting inside MPI copy in parallel (stealing-aware waits) when another thread of the process is waiting; 0: off",
+        doc: "1: stealing-aware waits: at MPI_THREAD_MULTIPLE a large single-copy receive becomes chunks that threads waiting inside MPI copy in parallel when another thread of the process is waiting, and a large accumulate into shared window memory becomes chunks that waiting processes of the node reduce (HYMPI_STEAL_ACC_MIN); 0: off",
     },
     KnobSpec {
         knob: Knob::StealMin,
@@ -247,6 +249,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Stealing,
         verbosity: Verbosity::TunerDetail,
         doc: "chunk size (bytes) of stealable copies; 0: a quarter of the message, between 256 KiB and 1 MiB",
+    },
+    KnobSpec {
+        knob: Knob::StealAccMin,
+        name: "HYMPI_STEAL_ACC_MIN",
+        kind: Kind::Int { min: 1, max: i64::MAX },
+        default: "2097152",
+        category: Category::Stealing,
+        verbosity: Verbosity::TunerBasic,
+        doc: "smallest contiguous accumulate into shared window memory cut into 64 KiB chunks that processes waiting inside MPI on the node reduce with the origin (with HYMPI_STEAL=1, at any thread level)",
     },
     KnobSpec {
         knob: Knob::Stats,

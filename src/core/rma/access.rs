@@ -254,40 +254,51 @@ pub unsafe fn get(place: Place, o: &Shape, t: &Shape) -> MpiResult<()> {
 }
 
 /// The basic element an accumulate works on: its packed size and its extent in memory (they
-/// differ for the pair types of `MPI_MINLOC`/`MPI_MAXLOC`), and its layout.
+/// differ for the pair types of `MPI_MINLOC`/`MPI_MAXLOC`), and the reduction on it.
 #[derive(Clone, Debug)]
 pub struct Element {
     /// The reduction of the op on this element type.
     pub reducer: Reducer,
-    /// The element type (predefined).
-    pub dt: Arc<Dtype>,
+    /// The element type's handle (predefined).
+    pub handle: usize,
+    /// Its data bytes.
+    pub size: usize,
+    /// Its extent.
+    pub extent: usize,
+    /// Its layout, for types with holes (`None`: `size == extent`).
+    pub spread: Option<Arc<Dtype>>,
 }
 
 impl Element {
+    /// Whether the element has no holes (packed data is its memory layout).
+    pub fn dense(&self) -> bool {
+        self.spread.is_none()
+    }
+
     /// Applies `origin op target` to packed element data, in place in `target`.
     fn apply(&self, origin: &[u8], target: &mut [u8]) {
-        let size = self.dt.size;
+        let size = self.size;
         if size == 0 {
             return;
         }
         let n = target.len().min(origin.len()) / size;
-        if self.dt.extent as usize == size {
+        let Some(dt) = &self.spread else {
             // SAFETY: both buffers hold `n` whole elements of `size == extent` bytes.
             unsafe {
                 self.reducer
                     .apply_raw(n, origin.as_ptr(), target.as_mut_ptr())
             };
             return;
-        }
+        };
         // Elements with holes: spread both to their memory layout, reduce, pack back.
         let shape = |buf: &mut Vec<u8>| Shape::Spread {
             addr: buf.as_mut_ptr() as usize,
             layout: Layout {
-                dt: self.dt.clone(),
+                dt: dt.clone(),
                 count: n,
             },
         };
-        let span = n * self.dt.extent as usize;
+        let span = n * self.extent;
         let (mut eo, mut et) = (vec![0u8; span], vec![0u8; span]);
         let (so, st) = (shape(&mut eo), shape(&mut et));
         // SAFETY: `eo`/`et` hold `n` elements of the type's extent; the packed buffers hold
@@ -318,8 +329,8 @@ pub unsafe fn accumulate(
     if let (Some(el), None, Place::Mapped(_), Some((oa, len)), Some((ta, _))) =
         (el, result, place, o.contig(), t.contig())
     {
-        let size = el.dt.size;
-        if size > 0 && el.dt.extent as usize == size {
+        let size = el.size;
+        if size > 0 && el.dense() {
             // SAFETY: both runs hold `len / size` whole elements (caller); the kernel copes
             // with overlap (`apply_raw`).
             unsafe {

@@ -28,12 +28,132 @@ struct RankWords {
     _pad: [u32; 13],
 }
 
+/// The accumulate task slot of one rank (`acc_steal`): a task published by the origin that
+/// holds the rank's accumulate lock, its chunks claimed through one word.
+#[repr(C)]
+pub struct TaskSlot {
+    /// The open task's generation (0: none open).
+    state: AtomicU32,
+    /// A chunk could not be reduced.
+    failed: AtomicU32,
+    /// Chunks reduced.
+    done: AtomicU32,
+    /// Chunks of the task.
+    nchunks: AtomicU32,
+    /// Claims: generation (bits 40..64), chunk count (20..40), next chunk (0..20).
+    claim: AtomicU64,
+    pid: AtomicU64,
+    origin: AtomicU64,
+    target_off: AtomicU64,
+    len: AtomicU64,
+    op: AtomicU64,
+    dt: AtomicU64,
+    _pad: [u64; 8],
+}
+
+/// Most chunks one task may have (the claim word's 20-bit fields).
+pub const MAX_CHUNKS: usize = (1 << 20) - 1;
+
+const IDX_MASK: u64 = (1 << 20) - 1;
+
+impl TaskSlot {
+    /// Publishes `task` in `nchunks` chunks (the caller holds the rank's accumulate lock).
+    pub fn publish(&self, task: &crate::core::rma::acc_steal::Task, nchunks: u32) {
+        let last = self.claim.load(Ordering::Relaxed) >> 40;
+        let gen = match (last + 1) & 0xff_ffff {
+            0 => 1,
+            g => g,
+        };
+        self.pid.store(task.pid as u64, Ordering::Relaxed);
+        self.origin.store(task.origin as u64, Ordering::Relaxed);
+        self.target_off
+            .store(task.target_off as u64, Ordering::Relaxed);
+        self.len.store(task.len as u64, Ordering::Relaxed);
+        self.op.store(task.op as u64, Ordering::Relaxed);
+        self.dt.store(task.dt as u64, Ordering::Relaxed);
+        self.nchunks.store(nchunks, Ordering::Relaxed);
+        self.done.store(0, Ordering::Relaxed);
+        self.failed.store(0, Ordering::Relaxed);
+        self.claim
+            .store(gen << 40 | (nchunks as u64) << 20, Ordering::Release);
+        self.state.store(gen as u32, Ordering::Release);
+    }
+
+    /// The open task's generation (0: none).
+    pub fn generation(&self) -> u32 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// The open task, if any, with its generation.
+    pub fn open_task(&self) -> Option<(u32, crate::core::rma::acc_steal::Task)> {
+        let gen = self.generation();
+        if gen == 0 {
+            return None;
+        }
+        let w = self.claim.load(Ordering::Acquire);
+        if (w >> 40) as u32 != gen || w & IDX_MASK >= (w >> 20) & IDX_MASK {
+            return None;
+        }
+        Some((
+            gen,
+            crate::core::rma::acc_steal::Task {
+                pid: self.pid.load(Ordering::Relaxed) as i32,
+                origin: self.origin.load(Ordering::Relaxed) as usize,
+                target_off: self.target_off.load(Ordering::Relaxed) as usize,
+                len: self.len.load(Ordering::Relaxed) as usize,
+                op: self.op.load(Ordering::Relaxed) as usize,
+                dt: self.dt.load(Ordering::Relaxed) as usize,
+            },
+        ))
+    }
+
+    /// Claims the next chunk of task generation `gen`, if any is left.
+    pub fn claim(&self, gen: u32) -> Option<u32> {
+        let mut w = self.claim.load(Ordering::Acquire);
+        loop {
+            let (g, n, i) = (w >> 40, (w >> 20) & IDX_MASK, w & IDX_MASK);
+            if g as u32 != gen || i >= n {
+                return None;
+            }
+            match self
+                .claim
+                .compare_exchange_weak(w, w + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return Some(i as u32),
+                Err(now) => w = now,
+            }
+        }
+    }
+
+    /// Records that a claimed chunk is reduced.
+    pub fn finish(&self) {
+        self.done.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Records that a chunk could not be reduced.
+    pub fn fail(&self) {
+        self.failed.store(1, Ordering::Relaxed);
+    }
+
+    /// Whether every chunk of the published task is reduced.
+    pub fn all_done(&self) -> bool {
+        self.done.load(Ordering::Acquire) >= self.nchunks.load(Ordering::Relaxed)
+    }
+
+    /// Closes the task (every chunk done); whether a chunk failed.
+    pub fn close(&self) -> bool {
+        self.state.store(0, Ordering::Release);
+        self.failed.swap(0, Ordering::Relaxed) != 0
+    }
+}
+
 /// Byte layout of the mapping for `n` ranks.
 #[derive(Clone, Copy, Debug)]
 pub struct Layout {
     n: usize,
     post: usize,
     complete: usize,
+    tasks: usize,
     regions: usize,
     /// Offset of the window memory.
     pub memory: usize,
@@ -44,7 +164,8 @@ impl Layout {
     pub fn new(n: usize, dynamic: bool) -> Layout {
         let post = n * std::mem::size_of::<RankWords>();
         let complete = post + n * n * 4;
-        let regions = (complete + n * n * 4).next_multiple_of(16);
+        let tasks = (complete + n * n * 4).next_multiple_of(64);
+        let regions = tasks + n * std::mem::size_of::<TaskSlot>();
         let end = if dynamic {
             regions + n * MAX_REGIONS * 16
         } else {
@@ -54,6 +175,7 @@ impl Layout {
             n,
             post,
             complete,
+            tasks,
             regions,
             memory: end.next_multiple_of(4096),
         }
@@ -91,6 +213,19 @@ impl Ctrl {
     /// The mapping (to close the creator's descriptor).
     pub fn map_mut(&mut self) -> &mut SharedMap {
         &mut self.map
+    }
+
+    /// Ranks of the window.
+    pub fn ranks(&self) -> usize {
+        self.layout.n
+    }
+
+    /// Rank `r`'s accumulate task slot.
+    pub fn task(&self, r: usize) -> &TaskSlot {
+        assert!(r < self.layout.n);
+        // SAFETY: `r < n`: the slot lies inside the task table, inside the mapping; a
+        // zero-filled slot is valid (atomics and padding), 64-aligned.
+        unsafe { &*(self.map.base().add(self.layout.tasks) as *const TaskSlot).add(r) }
     }
 
     /// Address of the window memory area (`MPI_Win_allocate*`).

@@ -12,12 +12,13 @@
 //! Windows whose ranks span nodes are refused (`MPI_ERR_UNSUPPORTED_OPERATION`) until the
 //! network transport carries one-sided operations.
 
+pub mod acc_steal;
 pub mod access;
 pub mod ctrl;
 pub mod epoch;
 pub mod lockword;
 
-use crate::core::datatype::Dtype;
+use crate::core::datatype::{self, Dtype, TypeInfo};
 use crate::core::error::{fail, MpiResult};
 use crate::core::objects::comm_build::plan_dup;
 use crate::core::objects::errhandler::Errh;
@@ -73,8 +74,8 @@ pub struct Win {
     pub base: usize,
     /// Every rank's memory.
     pub targets: Vec<Target>,
-    /// The shared control block.
-    pub ctrl: Ctrl,
+    /// The shared control block (shared with the accumulate helpers' registry).
+    pub ctrl: Arc<Ctrl>,
     /// Open epochs.
     pub epochs: Epochs,
     /// Error handler.
@@ -312,7 +313,10 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
         }
     };
     map.close_creator_fd();
-    let ctrl = Ctrl::new(map, layout);
+    let ctrl = Arc::new(Ctrl::new(map, layout));
+    if owns_memory {
+        acc_steal::register(&ctrl);
+    }
     let mem_base = ctrl.memory();
     let targets: Vec<Target> = descs
         .iter()
@@ -398,19 +402,67 @@ pub fn free(h: usize) -> MpiResult<()> {
     })
 }
 
-/// A datatype for a one-sided operation: committed, not `MPI_DATATYPE_NULL`.
-fn rma_type(rt: &Runtime, h: usize) -> MpiResult<Arc<Dtype>> {
-    if let Some(t) = Dtype::predefined(h) {
-        return Ok(Arc::new(t));
+/// A datatype as a one-sided operation needs it: predefined ones without allocating.
+#[derive(Clone, Debug)]
+enum Ty {
+    /// A predefined type.
+    Basic {
+        /// Its handle.
+        handle: usize,
+        /// Its layout.
+        info: TypeInfo,
+    },
+    /// A committed derived type.
+    Derived(Arc<Dtype>),
+}
+
+impl Ty {
+    /// The type of handle `h`: committed, not `MPI_DATATYPE_NULL`.
+    fn of(rt: &Runtime, h: usize) -> MpiResult<Ty> {
+        if let Some(info) = datatype::predefined(h) {
+            return Ok(Ty::Basic { handle: h, info });
+        }
+        if h == MPI_DATATYPE_NULL {
+            return fail(MPI_ERR_TYPE, "the datatype is MPI_DATATYPE_NULL");
+        }
+        let e = rt.type_entry(h)?;
+        if !e.committed {
+            return fail(MPI_ERR_TYPE, "the datatype is not committed");
+        }
+        Ok(Ty::Derived(e.dt.clone()))
     }
-    if h == MPI_DATATYPE_NULL {
-        return fail(MPI_ERR_TYPE, "the datatype is MPI_DATATYPE_NULL");
+
+    /// The shape of `count` elements at `addr`.
+    fn shape(&self, addr: usize, count: usize) -> Shape {
+        match self {
+            Ty::Basic { info, .. } if info.extent == info.size => Shape::Contig {
+                addr,
+                len: info.size * count,
+            },
+            Ty::Basic { handle, .. } => Shape::new(
+                addr,
+                count,
+                &Arc::new(Dtype::predefined(*handle).expect("predefined")),
+            ),
+            Ty::Derived(d) => Shape::new(addr, count, d),
+        }
     }
-    let e = rt.type_entry(h)?;
-    if !e.committed {
-        return fail(MPI_ERR_TYPE, "the datatype is not committed");
+
+    /// The one predefined type the type is made of, if so.
+    fn basic(&self) -> Option<usize> {
+        match self {
+            Ty::Basic { handle, .. } => Some(*handle),
+            Ty::Derived(d) => d.basic_type(),
+        }
     }
-    Ok(e.dt.clone())
+
+    /// Data bytes of one element.
+    fn size(&self) -> usize {
+        match self {
+            Ty::Basic { info, .. } => info.size,
+            Ty::Derived(d) => d.size,
+        }
+    }
 }
 
 /// A local buffer argument: (address, count, datatype handle).
@@ -442,7 +494,7 @@ struct Resolved {
     rank: usize,
     place: Place,
     shape: Shape,
-    dt: Arc<Dtype>,
+    ty: Ty,
 }
 
 impl Win {
@@ -468,7 +520,7 @@ impl Win {
             );
         }
         let tgt = self.targets[t.rank as usize];
-        let dt = rma_type(rt, t.dt)?;
+        let ty = Ty::of(rt, t.dt)?;
         let Some(off) = t.disp.checked_mul(tgt.disp_unit) else {
             return fail(MPI_ERR_DISP, "the target displacement overflows");
         };
@@ -476,7 +528,7 @@ impl Win {
             Place::Mapped(b) => b,
             Place::Remote { base, .. } => base,
         };
-        let shape = Shape::new(at.wrapping_add(off as usize), t.count, &dt);
+        let shape = ty.shape(at.wrapping_add(off as usize), t.count);
         if let Some((lo, hi)) = shape.span() {
             let inside = if self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
                 let _g = self.ctrl.acc_lock(t.rank as usize);
@@ -510,14 +562,14 @@ impl Win {
             rank: t.rank as usize,
             place: tgt.place,
             shape,
-            dt,
+            ty,
         }))
     }
 }
 
-fn local_shape(rt: &Runtime, b: &Buf) -> MpiResult<(Shape, Arc<Dtype>)> {
-    let dt = rma_type(rt, b.dt)?;
-    Ok((Shape::new(b.addr, b.count, &dt), dt))
+fn local_shape(rt: &Runtime, b: &Buf) -> MpiResult<(Shape, Ty)> {
+    let ty = Ty::of(rt, b.dt)?;
+    Ok((ty.shape(b.addr, b.count), ty))
 }
 
 fn same_bytes(what: &str, a: usize, b: usize) -> MpiResult<()> {
@@ -532,12 +584,7 @@ fn same_bytes(what: &str, a: usize, b: usize) -> MpiResult<()> {
 
 /// The element type and reduction of an accumulate with `op` on target type `tdt` (and
 /// origin type `odt`, unless the op is `MPI_NO_OP`); `None` for `MPI_NO_OP`.
-fn element(
-    rt: &Runtime,
-    op: usize,
-    tdt: &Dtype,
-    odt: Option<&Dtype>,
-) -> MpiResult<Option<Element>> {
+fn element(rt: &Runtime, op: usize, tty: &Ty, oty: Option<&Ty>) -> MpiResult<Option<Element>> {
     let b = match rt.op(op)? {
         OpRef::User(_) => {
             return fail(
@@ -547,8 +594,7 @@ fn element(
         }
         OpRef::Builtin(b) => b,
     };
-    let basic = tdt.basic_type();
-    let Some(basic) = basic else {
+    let Some(basic) = tty.basic() else {
         return fail(
             MPI_ERR_TYPE,
             "an accumulate's target datatype must be made of one predefined type",
@@ -557,8 +603,8 @@ fn element(
     if b == Builtin::NoOp {
         return Ok(None);
     }
-    if let Some(o) = odt {
-        if o.size > 0 && o.basic_type() != Some(basic) {
+    if let Some(o) = oty {
+        if o.size() > 0 && o.basic() != Some(basic) {
             return fail(
                 MPI_ERR_TYPE,
                 "an accumulate's origin and target datatypes must be made of the same \
@@ -567,13 +613,52 @@ fn element(
         }
     }
     let reducer = rt.accumulate_reducer(op, basic)?;
-    let dt = Arc::new(Dtype::predefined(basic).expect("a basic type is predefined"));
-    Ok(Some(Element { reducer, dt }))
+    let info = datatype::predefined(basic).expect("a basic type is predefined");
+    let spread = (info.extent != info.size)
+        .then(|| Arc::new(Dtype::predefined(basic).expect("a basic type is predefined")));
+    Ok(Some(Element {
+        reducer,
+        handle: basic,
+        size: info.size,
+        extent: info.extent,
+        spread,
+    }))
+}
+
+/// The common case in one step: origin and target of the same predefined hole-free type and
+/// count, to memory mapped here, inside the window and an access epoch. Returns the target
+/// rank, the target data's address here and its length; `None` sends the operation down the
+/// general path (which also reports every error).
+#[inline]
+fn direct(w: &Win, o: &Buf, t: &TargetArg) -> Option<(usize, usize, usize)> {
+    if o.dt != t.dt || o.count != t.count || t.rank < 0 || t.rank >= w.size || t.disp < 0 {
+        return None;
+    }
+    let info = datatype::predefined(t.dt)?;
+    if info.extent != info.size || w.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+        return None;
+    }
+    let tgt = &w.targets[t.rank as usize];
+    let Place::Mapped(base) = tgt.place else {
+        return None;
+    };
+    let len = info.size.checked_mul(t.count)?;
+    let off = (t.disp as usize).checked_mul(tgt.disp_unit as usize)?;
+    if off.checked_add(len)? > tgt.size || w.epochs.check_access(t.rank).is_err() {
+        return None;
+    }
+    Some((t.rank as usize, base + off, len))
 }
 
 /// `MPI_Put` (and `MPI_Rput`).
 pub fn put(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> MpiResult<()> {
     let (_, w) = rt.win(win)?;
+    if let Some((_, at, len)) = direct(w, o, t) {
+        // SAFETY: the origin holds `len` bytes (C contract); the target range lies in the
+        // target's mapped window memory (checked); they may overlap (our own window).
+        unsafe { std::ptr::copy(o.addr as *const u8, at as *mut u8, len) };
+        return Ok(());
+    }
     let Some(r) = w.resolve(rt, t)? else {
         return Ok(());
     };
@@ -587,6 +672,11 @@ pub fn put(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> MpiResult<()> {
 /// `MPI_Get` (and `MPI_Rget`).
 pub fn get(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> MpiResult<()> {
     let (_, w) = rt.win(win)?;
+    if let Some((_, at, len)) = direct(w, o, t) {
+        // SAFETY: as in `put`, the other way.
+        unsafe { std::ptr::copy(at as *const u8, o.addr as *mut u8, len) };
+        return Ok(());
+    }
     let Some(r) = w.resolve(rt, t)? else {
         return Ok(());
     };
@@ -606,6 +696,19 @@ pub fn accumulate(
     op: usize,
 ) -> MpiResult<()> {
     let (_, w) = rt.win(win)?;
+    if result.is_none() {
+        if let Some((rank, at, len)) = direct(w, o, t) {
+            if len < acc_steal::min_bytes().unwrap_or(usize::MAX) && op != MPI_NO_OP {
+                let reducer = rt.accumulate_reducer(op, t.dt)?;
+                let n = len / reducer.extent.max(1);
+                let _g = w.ctrl.acc_lock(rank);
+                // SAFETY: both runs hold `n` whole elements (checked in `direct`); the
+                // accumulate lock makes the update atomic; `apply_raw` copes with overlap.
+                unsafe { reducer.apply_raw(n, o.addr as *const u8, at as *mut u8) };
+                return Ok(());
+            }
+        }
+    }
     let Some(r) = w.resolve(rt, t)? else {
         // Still check the op (an error even to MPI_PROC_NULL).
         rt.op(op)?;
@@ -617,7 +720,7 @@ pub fn accumulate(
     } else {
         Some(local_shape(rt, o)?)
     };
-    let el = element(rt, op, &r.dt, origin.as_ref().map(|(_, d)| &**d))?;
+    let el = element(rt, op, &r.ty, origin.as_ref().map(|(_, t)| t))?;
     if let Some((os, _)) = &origin {
         same_bytes("origin", os.bytes(), r.shape.bytes())?;
     }
@@ -635,9 +738,55 @@ pub fn accumulate(
     let empty = Shape::Contig { addr: 0, len: 0 };
     let os = origin.as_ref().map(|(s, _)| s).unwrap_or(&empty);
     let _g = w.ctrl.acc_lock(r.rank);
+    if let Some(task) = stealable(w, &r, os, res.is_some(), el.as_ref(), op) {
+        if acc_steal::run(&w.ctrl, r.rank, task) {
+            return Ok(());
+        }
+        return fail(
+            MPI_ERR_OTHER,
+            "a chunk of the accumulate could not be reduced",
+        );
+    }
     // SAFETY: as in `put`; the accumulate lock makes the read-modify-write atomic with
     // respect to every other accumulate to this target.
     unsafe { access::accumulate(r.place, os, &r.shape, res.as_ref(), el.as_ref()) }
+}
+
+/// The accumulate as a task waiting processes may share (`acc_steal`): large, contiguous on
+/// both sides, into shared window memory, a hole-free element, no result.
+fn stealable(
+    w: &Win,
+    r: &Resolved,
+    o: &Shape,
+    result: bool,
+    el: Option<&Element>,
+    op: usize,
+) -> Option<acc_steal::Task> {
+    let min = acc_steal::min_bytes()?;
+    let el = el?;
+    let (Shape::Contig { addr: oa, len }, Shape::Contig { addr: ta, .. }, Place::Mapped(_)) =
+        (o, &r.shape, r.place)
+    else {
+        return None;
+    };
+    let owns_memory = matches!(w.flavor, MPI_WIN_FLAVOR_ALLOCATE | MPI_WIN_FLAVOR_SHARED);
+    if result
+        || !owns_memory
+        || *len < min
+        || el.size == 0
+        || !el.dense()
+        || len / acc_steal::CHUNK >= ctrl::MAX_CHUNKS
+    {
+        return None;
+    }
+    Some(acc_steal::Task {
+        pid: std::process::id() as i32,
+        origin: *oa,
+        target_off: ta - w.ctrl.memory(),
+        len: *len,
+        op,
+        dt: el.handle,
+    })
 }
 
 /// The local buffers of `MPI_Compare_and_swap`: one element each.
@@ -658,16 +807,16 @@ pub fn compare_and_swap(rt: &Runtime, win: usize, s: Swap, t: &TargetArg) -> Mpi
     let Some(r) = w.resolve(rt, t)? else {
         return Ok(());
     };
-    if r.dt.handle == 0 {
+    let Ty::Basic { info, .. } = &r.ty else {
         return fail(
             MPI_ERR_TYPE,
             "MPI_Compare_and_swap takes a predefined datatype",
         );
-    }
+    };
     let _g = w.ctrl.acc_lock(r.rank);
     // SAFETY: the three local buffers hold one element each (C contract); the target was
     // checked as in `put`; the accumulate lock makes the swap atomic.
-    unsafe { access::compare_and_swap(r.place, origin, compare, result, &r.shape, r.dt.size) }
+    unsafe { access::compare_and_swap(r.place, origin, compare, result, &r.shape, info.size) }
 }
 
 /// Window ranks of the world ranks `members` (`MPI_ERR_RANK` when one is not in the window).

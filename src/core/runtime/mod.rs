@@ -251,6 +251,7 @@ fn wait_marked<R>(
     let mut counted: Option<crate::core::threads::steal::Waiting> = None;
     // Only threads of a MULTIPLE process can help each other.
     let steal = crate::core::threads::steal::settings().on && locked_state(fast_state());
+    let acc_help = crate::core::rma::acc_steal::min_bytes().is_some();
     loop {
         let polled = with(|rt| {
             let polled = (|| {
@@ -283,6 +284,11 @@ fn wait_marked<R>(
                 backoff.reset();
                 continue;
             }
+        }
+        if acc_help && crate::core::rma::acc_steal::help() {
+            // Chunks of a large accumulate into a window this process maps (any thread level).
+            backoff.reset();
+            continue;
         }
         if progressed {
             backoff.reset();
@@ -645,6 +651,7 @@ pub fn finalize() -> MpiResult<()> {
     let rt = unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
     if config::flag(Knob::Stats) {
         eprintln!("{}", crate::core::threads::steal::stats_line(rt.world_rank));
+        eprintln!("{}", crate::core::rma::acc_steal::stats_line(rt.world_rank));
         if let Some(line) = rt.copy_choice.stats_line(rt.world_rank) {
             eprintln!("{line}");
         }
