@@ -8,7 +8,7 @@
 //! maps: a target needs not enter MPI for its lock to be taken or its memory to be accessed.
 
 use crate::core::rma::epoch::LockKind;
-use crate::core::rma::lockword;
+use crate::core::rma::{claimword, lockword};
 use crate::platform::shared_map::SharedMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -40,7 +40,7 @@ pub struct TaskSlot {
     done: AtomicU32,
     /// Chunks of the task.
     nchunks: AtomicU32,
-    /// Claims: generation (bits 40..64), chunk count (20..40), next chunk (0..20).
+    /// Claims (`claimword`): generation, chunk count, next chunk.
     claim: AtomicU64,
     pid: AtomicU64,
     origin: AtomicU64,
@@ -51,19 +51,12 @@ pub struct TaskSlot {
     _pad: [u64; 8],
 }
 
-/// Most chunks one task may have (the claim word's 20-bit fields).
-pub const MAX_CHUNKS: usize = (1 << 20) - 1;
-
-const IDX_MASK: u64 = (1 << 20) - 1;
+pub use crate::core::rma::claimword::MAX_CHUNKS;
 
 impl TaskSlot {
     /// Publishes `task` in `nchunks` chunks (the caller holds the rank's accumulate lock).
     pub fn publish(&self, task: &crate::core::rma::acc_steal::Task, nchunks: u32) {
-        let last = self.claim.load(Ordering::Relaxed) >> 40;
-        let gen = match (last + 1) & 0xff_ffff {
-            0 => 1,
-            g => g,
-        };
+        let gen = claimword::next_generation(&self.claim);
         self.pid.store(task.pid as u64, Ordering::Relaxed);
         self.origin.store(task.origin as u64, Ordering::Relaxed);
         self.target_off
@@ -74,9 +67,8 @@ impl TaskSlot {
         self.nchunks.store(nchunks, Ordering::Relaxed);
         self.done.store(0, Ordering::Relaxed);
         self.failed.store(0, Ordering::Relaxed);
-        self.claim
-            .store(gen << 40 | (nchunks as u64) << 20, Ordering::Release);
-        self.state.store(gen as u32, Ordering::Release);
+        claimword::open(&self.claim, gen, nchunks);
+        self.state.store(gen, Ordering::Release);
     }
 
     /// The open task's generation (0: none).
@@ -87,11 +79,7 @@ impl TaskSlot {
     /// The open task, if any, with its generation.
     pub fn open_task(&self) -> Option<(u32, crate::core::rma::acc_steal::Task)> {
         let gen = self.generation();
-        if gen == 0 {
-            return None;
-        }
-        let w = self.claim.load(Ordering::Acquire);
-        if (w >> 40) as u32 != gen || w & IDX_MASK >= (w >> 20) & IDX_MASK {
+        if gen == 0 || !claimword::has_chunks(&self.claim, gen) {
             return None;
         }
         Some((
@@ -109,20 +97,7 @@ impl TaskSlot {
 
     /// Claims the next chunk of task generation `gen`, if any is left.
     pub fn claim(&self, gen: u32) -> Option<u32> {
-        let mut w = self.claim.load(Ordering::Acquire);
-        loop {
-            let (g, n, i) = (w >> 40, (w >> 20) & IDX_MASK, w & IDX_MASK);
-            if g as u32 != gen || i >= n {
-                return None;
-            }
-            match self
-                .claim
-                .compare_exchange_weak(w, w + 1, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => return Some(i as u32),
-                Err(now) => w = now,
-            }
-        }
+        claimword::claim(&self.claim, gen)
     }
 
     /// Records that a claimed chunk is reduced.

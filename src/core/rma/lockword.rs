@@ -99,7 +99,7 @@ mod loom_tests {
                 let (word, data) = (word.clone(), data.clone());
                 loom::thread::spawn(move || {
                     with_lock(&word, true, || {
-                        // SAFETY (model): the exclusive lock is held.
+                        // SAFETY: (model) the exclusive lock is held.
                         data.with_mut(|d| unsafe { *d = (1, 1) });
                     });
                 })
@@ -109,7 +109,7 @@ mod loom_tests {
                     let (word, data) = (word.clone(), data.clone());
                     loom::thread::spawn(move || {
                         with_lock(&word, false, || {
-                            // SAFETY (model): a shared lock is held; only the writer writes.
+                            // SAFETY: (model) a shared lock is held; only the writer writes.
                             let (a, b) = data.with(|d| unsafe { *d });
                             assert_eq!(a, b, "a reader saw a half-written value");
                         });

@@ -14,6 +14,7 @@
 
 pub mod acc_steal;
 pub mod access;
+pub mod claimword;
 pub mod ctrl;
 pub mod epoch;
 pub mod lockword;
@@ -698,7 +699,8 @@ pub fn accumulate(
     let (_, w) = rt.win(win)?;
     if result.is_none() {
         if let Some((rank, at, len)) = direct(w, o, t) {
-            if len < acc_steal::min_bytes().unwrap_or(usize::MAX) && op != MPI_NO_OP {
+            let builtin = Builtin::from_handle(op).is_some_and(|b| b != Builtin::NoOp);
+            if len < acc_steal::min_bytes().unwrap_or(usize::MAX) && builtin {
                 let reducer = rt.accumulate_reducer(op, t.dt)?;
                 let n = len / reducer.extent.max(1);
                 let _g = w.ctrl.acc_lock(rank);
