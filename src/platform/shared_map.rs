@@ -112,7 +112,9 @@ fn page_round(len: usize) -> usize {
     len.max(1).div_ceil(4096) * 4096
 }
 
-fn map(fd: i32, len: usize) -> io::Result<*mut u8> {
+/// Maps `len` bytes of descriptor `fd` shared, readable and writable (also the node
+/// segment's mapping).
+pub fn map(fd: i32, len: usize) -> io::Result<*mut u8> {
     // SAFETY: mapping a descriptor we own with a valid length; the result is checked.
     let p = unsafe {
         libc::mmap(

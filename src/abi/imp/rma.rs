@@ -41,6 +41,31 @@ fn done_request(rt: &mut Runtime, win: MPI_Win, target: c_int) -> MpiResult<usiz
     Ok(rt.reqs.handle(rid))
 }
 
+/// Runs one operation (`op`, on target rank `target` of `win`) under the runtime; with a
+/// `request` (the `MPI_R*` forms), also stores its request, complete at once.
+unsafe fn issue(
+    win: MPI_Win,
+    target: c_int,
+    request: Option<*mut MPI_Request>,
+    op: impl FnOnce(&Runtime) -> MpiResult<()>,
+) -> MpiResult<()> {
+    let slot = match request {
+        Some(r) => Some(out(r, "request")?),
+        None => None,
+    };
+    let h = runtime::with(|rt| {
+        op(rt)?;
+        match slot {
+            Some(_) => done_request(rt, win, target).map(Some),
+            None => Ok(None),
+        }
+    })?;
+    if let (Some(s), Some(h)) = (slot, h) {
+        *s = h as MPI_Request;
+    }
+    Ok(())
+}
+
 #[allow(clippy::too_many_arguments)]
 unsafe fn put(
     oa: *const c_void,
@@ -53,22 +78,9 @@ unsafe fn put(
     win: MPI_Win,
     request: Option<*mut MPI_Request>,
 ) -> MpiResult<()> {
-    let slot = match request {
-        Some(r) => Some(out(r, "request")?),
-        None => None,
-    };
     let (o, t) = (buf(oa, oc, odt)?, target(tr, td, tc, tdt)?);
-    let h = runtime::with(|rt| {
-        rma::put(rt, win as usize, &o, &t)?;
-        match slot {
-            Some(_) => done_request(rt, win, tr).map(Some),
-            None => Ok(None),
-        }
-    })?;
-    if let (Some(s), Some(h)) = (slot, h) {
-        *s = h as MPI_Request;
-    }
-    Ok(())
+    // SAFETY: forwarded C arguments.
+    unsafe { issue(win, tr, request, |rt| rma::put(rt, win as usize, &o, &t)) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -83,25 +95,11 @@ unsafe fn get(
     win: MPI_Win,
     request: Option<*mut MPI_Request>,
 ) -> MpiResult<()> {
-    let slot = match request {
-        Some(r) => Some(out(r, "request")?),
-        None => None,
-    };
     let (o, t) = (buf(oa, oc, odt)?, target(tr, td, tc, tdt)?);
-    let h = runtime::with(|rt| {
-        rma::get(rt, win as usize, &o, &t)?;
-        match slot {
-            Some(_) => done_request(rt, win, tr).map(Some),
-            None => Ok(None),
-        }
-    })?;
-    if let (Some(s), Some(h)) = (slot, h) {
-        *s = h as MPI_Request;
-    }
-    Ok(())
+    // SAFETY: forwarded C arguments.
+    unsafe { issue(win, tr, request, |rt| rma::get(rt, win as usize, &o, &t)) }
 }
 
-#[allow(clippy::too_many_arguments)]
 unsafe fn accumulate(
     o: Buf,
     result: Option<Buf>,
@@ -110,21 +108,12 @@ unsafe fn accumulate(
     win: MPI_Win,
     request: Option<*mut MPI_Request>,
 ) -> MpiResult<()> {
-    let slot = match request {
-        Some(r) => Some(out(r, "request")?),
-        None => None,
-    };
-    let h = runtime::with(|rt| {
-        rma::accumulate(rt, win as usize, &o, result.as_ref(), &t, op as usize)?;
-        match slot {
-            Some(_) => done_request(rt, win, t.rank).map(Some),
-            None => Ok(None),
-        }
-    })?;
-    if let (Some(s), Some(h)) = (slot, h) {
-        *s = h as MPI_Request;
+    // SAFETY: forwarded C arguments.
+    unsafe {
+        issue(win, t.rank, request, |rt| {
+            rma::accumulate(rt, win as usize, &o, result.as_ref(), &t, op as usize)
+        })
     }
-    Ok(())
 }
 
 pub(crate) unsafe fn MPI_Put(

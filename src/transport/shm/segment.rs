@@ -11,6 +11,7 @@
 //! region ([`super::collslot`]). Memory is linear in local ranks (the fastboxes aside).
 
 use super::queue::{AtomicU32, Links, MpscQueue, NIL};
+use crate::platform::shared_map::map;
 use std::io;
 use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
@@ -492,24 +493,6 @@ impl Drop for Segment {
         // SAFETY: unmapping our own mapping; no references into it outlive the Segment.
         unsafe { libc::munmap(self.base.cast(), self.len) };
     }
-}
-
-fn map(fd: i32, len: usize) -> io::Result<*mut u8> {
-    // SAFETY: mapping a descriptor we own with a valid length; the result is checked.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(p as *mut u8)
 }
 
 /// Used by `NIL` checks elsewhere.
