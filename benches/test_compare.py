@@ -483,6 +483,51 @@ class RegistryTest(unittest.TestCase):
         self.assertIn(("reduce_scatter", 64 * KiB), keyed)
         self.assertIn(("barrier", 0), keyed)
 
+    def test_io_entries(self):
+        group = C.BENCH_GROUPS["io"]
+        self.assertEqual(group, ["io_coll3d", "io_coll3d_4", "io_strided", "io_strided_4",
+                                 "io_ordered", "io_ordered_4", "io_ceiling", "io_ceiling_4"])
+        for name in group:
+            b = C.BENCH_BY_NAME[name]
+            self.assertEqual((b.src, b.np), ("io.c", 4 if name.endswith("_4") else 2))
+            self.assertFalse(b.in_quick())
+            # every launch names its case
+            for args in ([v[1] for v in b.variants] if b.variants else [b.full_args]):
+                self.assertEqual(args[:2], ["-o", name.split("_")[1]])
+        # one direction and edge per launch, so each row is one variant
+        keys = [v[0] for v in C.BENCH_BY_NAME["io_coll3d"].variants]
+        self.assertEqual(keys, ["write 64^3", "read 64^3", "write 128^3", "read 128^3"])
+        self.assertTrue(all("-d" in v[1] and "-n" in v[1]
+                            for v in C.BENCH_BY_NAME["io_coll3d"].variants))
+        # the ceiling's keys are those of the coll3d case whose bytes it moves
+        for v in C.BENCH_BY_NAME["io_ceiling"].variants:
+            self.assertIn(v[0], keys)
+        # the goal: coll3d bandwidth >= the best peer for every measured case, 2 and 4 ranks
+        for bench in ("io_coll3d", "io_coll3d_4"):
+            io = [t for t in C.TARGETS if t["bench"] == bench]
+            self.assertEqual(sorted(t["key"] for t in io), sorted(keys))
+            self.assertTrue(all(t["kind"] == "best_peer_ratio_ge" and t["limit"] == 1.0
+                                for t in io))
+        t = _target("io_coll3d", "write 128^3")
+        s = _summary(io_coll3d={"write 128^3": {"hympi": 3000.0, "mpich": 2400.0,
+                                                "openmpi": 3200.0}})
+        self.assertEqual(C.evaluate_target(t, s)[0], "MISS")
+
+    def test_io_output_parses(self):
+        out = ("# hympi-bench MPI-IO coll3d: ...\n# file /tmp/hympi-io-1.dat\n"
+               "# write: MPI_File_write_all, 2 ranks\n"
+               "# Size      Bandwidth (MB/s)    Min (MB/s)    Max (MB/s)    With close (MB/s)\n"
+               "16777216              3248.0        3184.6        3321.3               3199.8\n")
+        cols, rows = C.parse_osu(out)
+        self.assertEqual(cols, ["Bandwidth (MB/s)", "Min (MB/s)", "Max (MB/s)",
+                                "With close (MB/s)"])
+        self.assertEqual(C.osu_column(cols, rows, "Bandwidth (MB/s)"), {16 * MiB: 3248.0})
+        cols, rows = C.parse_osu("# Size      Time/call (us)    Min (us)    Max (us)    "
+                                 "Bandwidth (MB/s)\n1024                 19.79       13.20"
+                                 "       23.18               103.5\n")
+        self.assertEqual(C.osu_column(cols, rows, C.BENCH_BY_NAME["io_ordered"].metric),
+                         {1024: 19.79})
+
     def test_collective_target_uses_fastest_peer(self):
         t = _target("coll_move", "alltoall 64KiB")
         s = _summary(coll_move={"alltoall 64KiB": {"hympi": 10.0, "mpich": 9.0,

@@ -9,6 +9,7 @@
 pub use crate::error;
 
 pub mod datatype;
+pub mod io;
 pub mod objects;
 pub mod op;
 pub mod p2p;

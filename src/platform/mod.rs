@@ -2,6 +2,7 @@
 pub mod bootstrap;
 pub mod cma;
 pub mod config;
+pub mod file_lock;
 pub mod nodemap;
 pub mod pmi;
 pub mod pmi_wire;

@@ -30,6 +30,8 @@ pub mod kind {
     pub const STREAM: usize = 0x9;
     /// One-sided window.
     pub const WIN: usize = 0xA;
+    /// Open file (MPI-IO).
+    pub const FILE: usize = 0xB;
 }
 
 const MAX_INDEX: usize = (1 << 20) - 2;

@@ -34,6 +34,8 @@ pub mod tag {
     pub const STREAM_PAIRS: i32 = super::INTERNAL_TAG_MAX - 6;
     /// Window construction (`core::rma`): descriptors, the mapping's key, agreement.
     pub const WIN: i32 = super::INTERNAL_TAG_MAX - 7;
+    /// Open files (`core::io`): open, close, views, ordered and collective access.
+    pub const FILE: i32 = super::INTERNAL_TAG_MAX - 8;
     /// Base of tags derived from user tags (`MPI_Comm_create_group`) and string tags:
     /// `USER_BASE - (t mod 2^24)`.
     pub const USER_BASE: i32 = super::INTERNAL_TAG_MAX - 16;

@@ -105,6 +105,11 @@ pub struct Runtime {
     pub streams: crate::core::threads::stream::Streams,
     /// One-sided windows.
     pub wins: Slab<crate::core::rma::Win>,
+    /// Open files.
+    pub files: Slab<crate::core::io::File>,
+    /// `MPI_FILE_NULL`'s error handler: the default of new files, and the handler of
+    /// `MPI_File_open` and `MPI_File_delete` errors.
+    pub file_null_errh: Errh,
 }
 
 /// An operation the progress engine advances until it reports completion.
@@ -597,6 +602,8 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         },
         ops: Slab::new(kind::OP),
         wins: Slab::new(kind::WIN),
+        files: Slab::new(kind::FILE),
+        file_null_errh: crate::core::io::DEFAULT_ERRH,
         streams: Default::default(),
     }))
 }
@@ -714,6 +721,17 @@ impl Runtime {
                 None if self.self_errh_set => (SELF, MPI_COMM_SELF),
                 None => (WORLD, MPI_COMM_WORLD),
             },
+            ErrObj::File(h) => {
+                // Errors on MPI_FILE_NULL or an invalid handle go to MPI_FILE_NULL's handler.
+                let e = match self.files.decode(h).and_then(|i| self.files.get(i)) {
+                    Some(f) => f.errh,
+                    None => self.file_null_errh,
+                };
+                return match e {
+                    Errh::User(u) => (e, self.errhandlers.get(u).map(|x| (x.func, h))),
+                    other => (other, None),
+                };
+            }
             _ if self.self_errh_set => (SELF, MPI_COMM_SELF),
             _ => (WORLD, MPI_COMM_WORLD),
         };

@@ -1,0 +1,710 @@
+//! MPI-IO: files opened by a communicator, their views, and data access through explicit
+//! offsets, individual and shared file pointers, independently or collectively.
+//!
+//! Every rank opens the file itself (POSIX, `pread`/`pwrite`); the open is agreed on over the
+//! file's own duplicate of the communicator, which also carries the ordered and collective
+//! steps. Independent noncontiguous access sieves ([`access`]); collective access runs
+//! two-phase I/O with one aggregator per node ([`collective`]). The shared file pointer lives
+//! in a hidden file beside the data ([`shared_fp`]), so all of this works on one node and
+//! across nodes that share the file system.
+
+pub mod access;
+pub mod collective;
+pub mod errno;
+pub mod hints;
+pub mod shared_fp;
+pub mod view;
+
+use crate::core::error::{fail, MpiResult};
+use crate::core::objects::comm_build::plan_dup;
+use crate::core::objects::errhandler::Errh;
+use crate::core::objects::info::Info;
+use crate::core::objects::team::{self, tag, Team};
+use crate::core::runtime::{self, Runtime};
+use crate::mpi_abi::consts::*;
+use crate::platform::file_lock;
+use access::{Elements, Mem, Target};
+use errno::io_error;
+use hints::Hints;
+use shared_fp::SharedPointer;
+use std::path::PathBuf;
+use std::sync::Arc;
+use view::View;
+
+/// An open file.
+#[derive(Debug)]
+pub struct File {
+    /// The file's own communicator (a duplicate of the one it was opened on).
+    pub comm: usize,
+    /// This process's rank in it.
+    pub rank: i32,
+    /// Ranks.
+    pub size: i32,
+    /// Node of every rank (the lowest world rank on it), for choosing aggregators.
+    pub nodes: Vec<u32>,
+    /// The path as opened.
+    pub path: PathBuf,
+    /// The open file.
+    pub os: Arc<std::fs::File>,
+    /// `MPI_MODE_*` bits it was opened with.
+    pub amode: i32,
+    /// The view.
+    pub view: View,
+    /// Individual file pointer, in etypes of the view.
+    pub pos: u64,
+    /// Atomic mode.
+    pub atomic: bool,
+    /// Error handler.
+    pub errh: Errh,
+    /// Hints in use.
+    pub hints: Hints,
+    /// The shared file pointer.
+    pub shared: Arc<SharedPointer>,
+    /// A split collective in progress: the bytes it moved (`*_end` reports them).
+    pub split: Option<u64>,
+}
+
+impl Runtime {
+    /// The table index and entry of file handle `h` (`MPI_ERR_FILE` when invalid).
+    pub fn file(&self, h: usize) -> MpiResult<(u32, &File)> {
+        match self.files.decode(h) {
+            Some(i) => Ok((i, self.files.get(i).expect("decoded file"))),
+            None if h == MPI_FILE_NULL => fail(MPI_ERR_FILE, "the file is MPI_FILE_NULL"),
+            None => fail(MPI_ERR_FILE, format!("invalid file handle {h:#x}")),
+        }
+    }
+
+    /// [`Runtime::file`], mutable.
+    pub fn file_mut(&mut self, h: usize) -> MpiResult<&mut File> {
+        let (i, _) = self.file(h)?;
+        Ok(self.files.get_mut(i).expect("decoded file"))
+    }
+}
+
+/// Checks an access mode: exactly one of read-only, write-only, read-write, and the
+/// combinations the standard forbids.
+pub fn check_amode(amode: i32) -> MpiResult<()> {
+    let rw = [MPI_MODE_RDONLY, MPI_MODE_WRONLY, MPI_MODE_RDWR]
+        .iter()
+        .filter(|&&m| amode & m != 0)
+        .count();
+    let known = MPI_MODE_RDONLY
+        | MPI_MODE_WRONLY
+        | MPI_MODE_RDWR
+        | MPI_MODE_CREATE
+        | MPI_MODE_EXCL
+        | MPI_MODE_DELETE_ON_CLOSE
+        | MPI_MODE_UNIQUE_OPEN
+        | MPI_MODE_SEQUENTIAL
+        | MPI_MODE_APPEND;
+    let why = if amode & !known != 0 {
+        Some("it has bits that are no MPI_MODE_* constant")
+    } else if rw != 1 {
+        Some("it must hold exactly one of MPI_MODE_RDONLY, MPI_MODE_WRONLY and MPI_MODE_RDWR")
+    } else if amode & MPI_MODE_RDONLY != 0 && amode & (MPI_MODE_CREATE | MPI_MODE_EXCL) != 0 {
+        Some("MPI_MODE_RDONLY cannot be combined with MPI_MODE_CREATE or MPI_MODE_EXCL")
+    } else if amode & MPI_MODE_RDWR != 0 && amode & MPI_MODE_SEQUENTIAL != 0 {
+        Some("MPI_MODE_RDWR cannot be combined with MPI_MODE_SEQUENTIAL")
+    } else {
+        None
+    };
+    match why {
+        Some(w) => fail(
+            MPI_ERR_AMODE,
+            format!("invalid access mode {amode:#x}: {w}"),
+        ),
+        None => Ok(()),
+    }
+}
+
+fn team_of(rt: &Runtime, comm: usize) -> MpiResult<Team> {
+    let (i, c) = rt.comm(comm)?;
+    Ok(Team::whole(i, c.size, c.rank, tag::FILE))
+}
+
+/// Every rank's error class of a collective step (0: success) agreed on: the first failing
+/// rank's error, with its message when it is this rank's.
+pub(crate) fn agree(team: &Team, mine: MpiResult<()>) -> MpiResult<()> {
+    let class = match &mine {
+        Ok(()) => 0,
+        Err(e) => e.class() as u32,
+    };
+    let all = team::allgather_u32(team.clone(), class)?;
+    mine?;
+    match all.iter().position(|&c| c != 0) {
+        Some(r) => fail(
+            all[r] as i32,
+            format!("the operation failed on rank {r} of the file's communicator"),
+        ),
+        None => Ok(()),
+    }
+}
+
+/// The rank's node: the lowest world rank on it.
+fn node_of_me(rt: &Runtime) -> u32 {
+    rt.local_of_world
+        .iter()
+        .position(|&l| l != u32::MAX)
+        .unwrap_or(rt.world_rank as usize) as u32
+}
+
+fn os_open(path: &PathBuf, amode: i32, create: bool) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::File::options();
+    o.read(amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR) != 0)
+        .write(amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR) != 0);
+    if create {
+        if amode & MPI_MODE_EXCL != 0 {
+            o.create_new(true);
+        } else {
+            o.create(true);
+        }
+    }
+    o.open(path)
+}
+
+/// `MPI_File_open` on communicator `comm` (collective; call outside `runtime::with`).
+pub fn open(comm: usize, path: &str, amode: i32, info: Info) -> MpiResult<usize> {
+    check_amode(amode)?;
+    if path.is_empty() {
+        return fail(MPI_ERR_BAD_FILE, "the file name is empty");
+    }
+    // ROMIO's file-system prefixes (`ufs:`, `nfs:`...) name the driver; the path follows.
+    let plain = match path.split_once(':') {
+        Some((fs, rest)) if fs.len() > 1 && !fs.contains('/') => rest,
+        _ => path,
+    };
+    let path = PathBuf::from(plain);
+    let hints = Hints::from_info(&info)?;
+    let (plan, node) = runtime::with(|rt| {
+        let (_, c) = rt.comm_plain(comm)?;
+        if c.is_inter() {
+            return fail(MPI_ERR_COMM, "files are opened on intracommunicators only");
+        }
+        Ok((plan_dup(rt, comm)?, node_of_me(rt)))
+    })?;
+    let id = plan.agreement().run()?;
+    let fcomm =
+        runtime::with(|rt| rt.install_comm(id, plan.blueprint(Vec::new(), Info::default())))?;
+    let drop_comm = || {
+        let _ = runtime::with(|rt| {
+            if let Some(i) = rt.comm_index(fcomm) {
+                rt.release_comm(i);
+            }
+            Ok(())
+        });
+    };
+    match open_on(fcomm, path, amode, hints, node) {
+        Ok(h) => Ok(h),
+        Err(e) => {
+            drop_comm();
+            Err(e)
+        }
+    }
+}
+
+fn open_on(fcomm: usize, path: PathBuf, amode: i32, hints: Hints, node: u32) -> MpiResult<usize> {
+    let (team, rank, size) = runtime::with(|rt| {
+        let t = team_of(rt, fcomm)?;
+        let (_, c) = rt.comm(fcomm)?;
+        Ok((t, c.rank, c.size))
+    })?;
+    let create = amode & MPI_MODE_CREATE != 0;
+    // Rank 0 creates (so that MPI_MODE_EXCL fails on one rank only), then the others open.
+    let mut opened = None;
+    let first = if rank == 0 {
+        match os_open(&path, amode, create) {
+            Ok(f) => {
+                opened = Some(f);
+                Ok(())
+            }
+            Err(e) => Err(io_error(&e, "cannot open", &path)),
+        }
+    } else {
+        Ok(())
+    };
+    agree(&team, first)?;
+    let mine = if rank != 0 {
+        match os_open(&path, amode, false) {
+            Ok(f) => {
+                opened = Some(f);
+                Ok(())
+            }
+            Err(e) => Err(io_error(&e, "cannot open", &path)),
+        }
+    } else {
+        Ok(())
+    };
+    agree(&team, mine)?;
+    let os = opened.expect("opened on every rank");
+    // The node of every rank, and rank 0's token naming the shared pointer's file.
+    let token = (std::process::id() as u64) << 32
+        ^ std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+    let nodes = team::allgather_u32(team.clone(), node)?;
+    let token = u64::from_ne_bytes(
+        team::bcast(&team, token.to_ne_bytes().to_vec())?[..8]
+            .try_into()
+            .expect("8 bytes"),
+    );
+    let shared = Arc::new(SharedPointer::new(&path, token));
+    let mut f = File {
+        comm: fcomm,
+        rank,
+        size,
+        nodes,
+        path,
+        os: Arc::new(os),
+        amode,
+        view: View::default(),
+        pos: 0,
+        atomic: false,
+        errh: Errh::Return,
+        hints,
+        shared,
+        split: None,
+    };
+    if amode & MPI_MODE_APPEND != 0 {
+        let end =
+            f.os.metadata()
+                .map_err(|e| io_error(&e, "cannot read the size of", &f.path))?
+                .len();
+        f.pos = end;
+        if rank == 0 && end > 0 {
+            f.shared.set(end)?;
+        }
+        team::allgather_u32(team.clone(), 0)?;
+    }
+    runtime::with(|rt| {
+        f.errh = rt.file_null_errh;
+        rt.errh_ref(f.errh);
+        match rt.files.insert(f) {
+            Some(i) => Ok(rt.files.handle(i)),
+            None => fail(MPI_ERR_INTERN, "too many open files"),
+        }
+    })
+}
+
+/// `MPI_File_close` (collective): every rank's accesses end before the file (with
+/// `MPI_MODE_DELETE_ON_CLOSE`) and the shared pointer's file are removed.
+pub fn close(h: usize) -> MpiResult<()> {
+    let (team, fcomm) = runtime::with(|rt| {
+        let (_, f) = rt.file(h)?;
+        if f.split.is_some() {
+            return fail(
+                MPI_ERR_FILE,
+                "a split collective is still in progress on the file (call its _end first)",
+            );
+        }
+        Ok((team_of(rt, f.comm)?, f.comm))
+    })?;
+    agree(&team, Ok(()))?;
+    let f = runtime::with(|rt| {
+        let (i, _) = rt.file(h)?;
+        let f = rt.files.remove(i).expect("decoded file");
+        rt.errh_unref(f.errh);
+        Ok(f)
+    })?;
+    let mut result = Ok(());
+    if f.rank == 0 {
+        f.shared.remove();
+        if f.amode & MPI_MODE_DELETE_ON_CLOSE != 0 {
+            if let Err(e) = std::fs::remove_file(&f.path) {
+                result = Err(io_error(&e, "cannot delete on close", &f.path));
+            }
+        }
+    }
+    drop(f);
+    let agreed = agree(&team, result);
+    runtime::with(|rt| {
+        if let Some(i) = rt.comm_index(fcomm) {
+            rt.release_comm(i);
+        }
+        Ok(())
+    })?;
+    agreed
+}
+
+/// `MPI_File_delete`.
+pub fn delete(path: &str) -> MpiResult<()> {
+    let p = PathBuf::from(path);
+    std::fs::remove_file(&p).map_err(|e| io_error(&e, "cannot delete", &p))
+}
+
+/// Runs `f` on rank 0 of file `h`'s communicator once every rank has arrived, and agrees on
+/// its outcome (collective).
+fn on_root(h: usize, f: impl FnOnce(&File) -> MpiResult<()>) -> MpiResult<()> {
+    let (team, root) = runtime::with(|rt| {
+        let (_, file) = rt.file(h)?;
+        Ok((team_of(rt, file.comm)?, file.rank == 0))
+    })?;
+    // Every rank's earlier accesses are done before the file changes under them.
+    agree(&team, Ok(()))?;
+    let mine = if root {
+        runtime::with(|rt| f(rt.file(h)?.1))
+    } else {
+        Ok(())
+    };
+    agree(&team, mine)
+}
+
+/// `MPI_File_set_size` (collective).
+pub fn set_size(h: usize, size: i64) -> MpiResult<()> {
+    if size < 0 {
+        return fail(MPI_ERR_ARG, format!("file size {size} is negative"));
+    }
+    writable(h)?;
+    on_root(h, |f| {
+        f.os.set_len(size as u64)
+            .map_err(|e| io_error(&e, "cannot set the size of", &f.path))
+    })
+}
+
+/// `MPI_File_preallocate` (collective).
+pub fn preallocate(h: usize, size: i64) -> MpiResult<()> {
+    if size < 0 {
+        return fail(MPI_ERR_ARG, format!("size {size} is negative"));
+    }
+    writable(h)?;
+    on_root(h, |f| {
+        file_lock::preallocate(&f.os, size as u64)
+            .map_err(|e| io_error(&e, "cannot preallocate", &f.path))
+    })
+}
+
+fn writable(h: usize) -> MpiResult<()> {
+    runtime::with(|rt| {
+        let (_, f) = rt.file(h)?;
+        if f.amode & MPI_MODE_RDONLY != 0 {
+            return fail(MPI_ERR_READ_ONLY, "the file was opened read-only");
+        }
+        Ok(())
+    })
+}
+
+/// `MPI_File_get_size`.
+pub fn size(h: usize) -> MpiResult<u64> {
+    let (os, path) = runtime::with(|rt| {
+        let (_, f) = rt.file(h)?;
+        Ok((f.os.clone(), f.path.clone()))
+    })?;
+    os.metadata()
+        .map(|m| m.len())
+        .map_err(|e| io_error(&e, "cannot read the size of", &path))
+}
+
+/// `MPI_File_sync` (collective): the data of every rank is on storage when it returns.
+pub fn sync(h: usize) -> MpiResult<()> {
+    let (team, os, path) = runtime::with(|rt| {
+        let (_, f) = rt.file(h)?;
+        Ok((team_of(rt, f.comm)?, f.os.clone(), f.path.clone()))
+    })?;
+    agree(&team, Ok(()))?;
+    let mine = os
+        .sync_data()
+        .map_err(|e| io_error(&e, "cannot sync", &path));
+    agree(&team, mine)
+}
+
+/// `MPI_File_set_atomicity` (collective).
+pub fn set_atomicity(h: usize, on: bool) -> MpiResult<()> {
+    let team = runtime::with(|rt| {
+        let f = rt.file_mut(h)?;
+        f.atomic = on;
+        let c = f.comm;
+        team_of(rt, c)
+    })?;
+    agree(&team, Ok(()))
+}
+
+/// `MPI_File_set_view` (collective): resets the individual and shared file pointers.
+pub fn set_view(h: usize, view: View, info: &Info) -> MpiResult<()> {
+    let (team, shared, root) = runtime::with(|rt| {
+        let (_, f) = rt.file(h)?;
+        if f.split.is_some() {
+            return fail(
+                MPI_ERR_FILE,
+                "a split collective is in progress on the file",
+            );
+        }
+        Ok((team_of(rt, f.comm)?, f.shared.clone(), f.rank == 0))
+    })?;
+    agree(&team, Ok(()))?;
+    let mine = runtime::with(|rt| {
+        let f = rt.file_mut(h)?;
+        f.hints.update(info)?;
+        f.view = view;
+        f.pos = 0;
+        Ok(())
+    });
+    let mine = mine.and_then(|_| if root { shared.reset() } else { Ok(()) });
+    agree(&team, mine)
+}
+
+/// `MPI_File_set_info` (collective).
+pub fn set_info(h: usize, info: &Info) -> MpiResult<()> {
+    let (team, mine) = runtime::with(|rt| {
+        let f = rt.file_mut(h)?;
+        let r = f.hints.update(info);
+        let c = f.comm;
+        Ok((team_of(rt, c)?, r))
+    })?;
+    agree(&team, mine)
+}
+
+/// Where an access starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pos {
+    /// An explicit offset, in etypes.
+    At(u64),
+    /// The individual file pointer.
+    Individual,
+    /// The shared file pointer.
+    Shared,
+    /// The shared file pointer, in rank order (collective).
+    Ordered,
+}
+
+/// A data access request.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    /// Where.
+    pub pos: Pos,
+    /// A write (else a read).
+    pub write: bool,
+    /// A collective call (`_all`, `_ordered`).
+    pub collective: bool,
+    /// May run two-phase I/O (the blocking collectives; the nonblocking and split ones
+    /// access independently so that they never wait for other ranks).
+    pub two_phase: bool,
+    /// The user buffer.
+    pub buf: usize,
+    /// Elements.
+    pub count: usize,
+    /// Their datatype handle.
+    pub dt: usize,
+}
+
+/// What an access found about the file, taken out of the runtime for the I/O.
+struct Prepared {
+    os: Arc<std::fs::File>,
+    path: PathBuf,
+    view: View,
+    atomic: bool,
+    readable: bool,
+    hints: Hints,
+    shared: Arc<SharedPointer>,
+    mem: Mem,
+    el: Elements,
+    /// Start in view data bytes (not yet known for shared-pointer access).
+    start: u64,
+    team: Team,
+    nodes: Vec<u32>,
+}
+
+fn prepare(rt: &Runtime, h: usize, a: &Access) -> MpiResult<Prepared> {
+    let (_, f) = rt.file(h)?;
+    if a.write && f.amode & MPI_MODE_RDONLY != 0 {
+        return fail(MPI_ERR_READ_ONLY, "writing a file opened MPI_MODE_RDONLY");
+    }
+    if !a.write && f.amode & MPI_MODE_WRONLY != 0 {
+        return fail(MPI_ERR_ACCESS, "reading a file opened MPI_MODE_WRONLY");
+    }
+    if f.amode & MPI_MODE_SEQUENTIAL != 0 && matches!(a.pos, Pos::At(_) | Pos::Individual) {
+        return fail(
+            MPI_ERR_UNSUPPORTED_OPERATION,
+            "a file opened MPI_MODE_SEQUENTIAL is accessed through the shared file pointer only",
+        );
+    }
+    let dt = rt.dtype(a.dt)?;
+    let mem = match rt.resolve_type(a.dt, a.count)? {
+        crate::core::datatype::Resolved::Plain { unit, offset } if unit.size == unit.extent => {
+            Mem::Contig {
+                addr: a.buf.wrapping_add_signed(offset),
+                len: unit.size * a.count,
+            }
+        }
+        _ => Mem::Layout {
+            base: a.buf,
+            layout: crate::core::datatype::Layout {
+                dt: dt.clone(),
+                count: a.count,
+            },
+        },
+    };
+    let es = f.view.etype_size();
+    let start = match a.pos {
+        Pos::At(o) => o
+            .checked_mul(es)
+            .map_or_else(|| fail(MPI_ERR_ARG, "the offset is too large"), Ok)?,
+        Pos::Individual => f.pos * es,
+        Pos::Shared | Pos::Ordered => 0,
+    };
+    Ok(Prepared {
+        os: f.os.clone(),
+        path: f.path.clone(),
+        view: f.view.clone(),
+        atomic: f.atomic,
+        readable: f.amode & MPI_MODE_WRONLY == 0,
+        hints: f.hints.clone(),
+        shared: f.shared.clone(),
+        mem,
+        el: Elements { dt, count: a.count },
+        start,
+        team: team_of(rt, f.comm)?,
+        nodes: f.nodes.clone(),
+    })
+}
+
+/// Runs a data access on file `h`; returns the bytes moved (call outside `runtime::with`).
+///
+/// # Safety
+/// `a.buf` must be the C caller's buffer of `a.count` elements of `a.dt`, readable for writes
+/// and writable for reads, untouched by the caller until this returns.
+pub unsafe fn access(h: usize, a: &Access) -> MpiResult<u64> {
+    let p = runtime::with(|rt| prepare(rt, h, a));
+    let mut p = if a.collective {
+        // A rank whose arguments fail still takes part, so that the others do not hang.
+        let ok = p
+            .as_ref()
+            .map(|_| ())
+            .map_err(|e| crate::core::error::MpiError::new(e.class(), e.message().to_string()));
+        let team = runtime::with(|rt| team_of(rt, rt.file(h)?.1.comm))?;
+        agree(&team, ok)?;
+        p?
+    } else {
+        p?
+    };
+    let n = p.mem.bytes() as u64;
+    let es = p.view.etype_size();
+    match a.pos {
+        Pos::Shared => p.start = p.shared.fetch_add(n / es)? * es,
+        Pos::Ordered => {
+            let counts = team::Round::new(
+                p.team.clone(),
+                None,
+                team::Combine::Concat,
+                n.to_ne_bytes().to_vec(),
+            )
+            .run()?;
+            let counts = team::words(&counts);
+            let before: u64 = counts[..p.team.me].iter().sum();
+            let total: u64 = counts.iter().sum();
+            let base = if p.team.is_leader() {
+                p.shared.fetch_add(total / es).map(|b| b * es)
+            } else {
+                Ok(0)
+            };
+            let word = match &base {
+                Ok(b) => *b,
+                Err(_) => u64::MAX,
+            };
+            let got = team::bcast(&p.team, word.to_ne_bytes().to_vec())?;
+            let base_all = u64::from_ne_bytes(got[..8].try_into().expect("8 bytes"));
+            base?;
+            if base_all == u64::MAX {
+                return fail(MPI_ERR_IO, "the shared file pointer could not be updated");
+            }
+            p.start = base_all + before;
+        }
+        _ => {}
+    }
+    let target = Target {
+        file: &p.os,
+        path: &p.path,
+        view: &p.view,
+        atomic: p.atomic,
+        readable: p.readable,
+        sieve: &p.hints.sieve,
+    };
+    let moved =
+        if a.collective && a.two_phase && collective::wanted(&p.hints, a.write, p.team.ranks.len())
+        {
+            // SAFETY: forwarded caller guarantee.
+            unsafe {
+                collective::run(
+                    &target, &p.team, &p.nodes, &p.hints, p.start, &p.mem, &p.el, a.write,
+                )?
+            }
+        } else if a.write {
+            // SAFETY: forwarded caller guarantee.
+            unsafe { access::write(&target, p.start, &p.mem, &p.el)? }
+        } else {
+            // SAFETY: forwarded caller guarantee.
+            unsafe { access::read(&target, p.start, &p.mem, &p.el)? }
+        };
+    if a.pos == Pos::Individual {
+        runtime::with(|rt| {
+            rt.file_mut(h)?.pos += moved / es;
+            Ok(())
+        })?;
+    }
+    Ok(moved)
+}
+
+/// `MPI_File_seek` (`shared` false) and `MPI_File_seek_shared` (collective): the new
+/// position in etypes.
+pub fn seek(h: usize, offset: i64, whence: i32, shared: bool) -> MpiResult<()> {
+    let (view, cur, os, path, sp, team, root) = runtime::with(|rt| {
+        let (_, f) = rt.file(h)?;
+        Ok((
+            f.view.clone(),
+            f.pos,
+            f.os.clone(),
+            f.path.clone(),
+            f.shared.clone(),
+            team_of(rt, f.comm)?,
+            f.rank == 0,
+        ))
+    })?;
+    let es = view.etype_size();
+    let compute = || -> MpiResult<u64> {
+        let base = match whence {
+            MPI_SEEK_SET => 0,
+            MPI_SEEK_CUR if shared => sp.get()?,
+            MPI_SEEK_CUR => cur,
+            MPI_SEEK_END => {
+                let end = os
+                    .metadata()
+                    .map_err(|e| io_error(&e, "cannot read the size of", &path))?
+                    .len();
+                view.data_before(end) / es
+            }
+            w => return fail(MPI_ERR_ARG, format!("invalid whence {w}")),
+        };
+        match (base as i64).checked_add(offset) {
+            Some(v) if v >= 0 => Ok(v as u64),
+            _ => fail(
+                MPI_ERR_ARG,
+                format!("seeking to a negative position (offset {offset})"),
+            ),
+        }
+    };
+    if !shared {
+        let to = compute()?;
+        return runtime::with(|rt| {
+            rt.file_mut(h)?.pos = to;
+            Ok(())
+        });
+    }
+    // Every rank computes (the same) position; rank 0 stores it after all have read.
+    let to = compute();
+    agree(
+        &team,
+        to.as_ref()
+            .map(|_| ())
+            .map_err(|e| crate::core::error::MpiError::new(e.class(), e.message().to_string())),
+    )?;
+    let to = to?;
+    let mine = if root { sp.set(to) } else { Ok(()) };
+    agree(&team, mine)
+}
+
+/// `MPI_File_get_position_shared`.
+pub fn position_shared(h: usize) -> MpiResult<u64> {
+    let sp = runtime::with(|rt| Ok(rt.file(h)?.1.shared.clone()))?;
+    sp.get()
+}
+
+/// The default error handler of files (`MPI_FILE_NULL`'s): `MPI_ERRORS_RETURN`.
+pub const DEFAULT_ERRH: Errh = Errh::Return;
