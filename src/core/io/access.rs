@@ -181,11 +181,21 @@ fn span(segs: &[(u64, usize)]) -> (u64, u64) {
     (lo, hi)
 }
 
+/// Segments at least this long (on average) are written and read one system call each:
+/// sieving them would move the holes too for little saving in calls.
+pub const SIEVE_SEGMENT_MAX: usize = 8 << 10;
+
+/// Whether an access of `segs` is worth sieving.
+fn worth_sieving(segs: &[(u64, usize)]) -> bool {
+    segs.len() > 1 && segs.iter().map(|s| s.1).sum::<usize>() / segs.len() < SIEVE_SEGMENT_MAX
+}
+
 /// Writes `data` (packed, in view order) to segments `segs`.
 fn write_segments(t: &Target, segs: &[(u64, usize)], data: &[u8]) -> std::io::Result<()> {
-    let sieve = t.sieve.write && t.readable;
+    let sieve = t.sieve.write && t.readable && worth_sieving(segs);
     let max = if sieve { t.sieve.write_buffer } else { 0 };
     let mut at = 0usize;
+    let mut buf = Vec::new();
     for run in runs(segs, max) {
         let s = &segs[run];
         let (lo, hi) = span(s);
@@ -199,11 +209,11 @@ fn write_segments(t: &Target, segs: &[(u64, usize)], data: &[u8]) -> std::io::Re
             at += s[0].1;
             continue;
         }
-        let mut buf = vec![0u8; (hi - lo) as usize];
-        let n = read_full(t.file, &mut buf, lo)?;
+        buf.clear();
+        buf.resize((hi - lo) as usize, 0);
         // Bytes past the end of the file stay zero; the holes below the last segment are
         // written back as they were.
-        let _ = n;
+        read_full(t.file, &mut buf, lo)?;
         for &(off, len) in s {
             let k = (off - lo) as usize;
             buf[k..k + len].copy_from_slice(&data[at..at + len]);
@@ -231,7 +241,11 @@ fn read_full(f: &File, buf: &mut [u8], off: u64) -> std::io::Result<usize> {
 /// Reads segments `segs` into `out` (packed, in view order); returns how many bytes of the
 /// stream were read before the end of the file.
 fn read_segments(t: &Target, segs: &[(u64, usize)], out: &mut [u8]) -> std::io::Result<usize> {
-    let max = if t.sieve.read { t.sieve.read_buffer } else { 0 };
+    let max = if t.sieve.read && worth_sieving(segs) {
+        t.sieve.read_buffer
+    } else {
+        0
+    };
     let mut at = 0usize;
     let mut buf = Vec::new();
     for run in runs(segs, max) {
@@ -270,11 +284,24 @@ pub unsafe fn write(t: &Target, pos: u64, mem: &Mem, el: &Elements) -> MpiResult
     if n == 0 {
         return Ok(0);
     }
-    // SAFETY: forwarded caller guarantee.
-    let mut data = unsafe { gather_mem(mem) };
-    if t.view.datarep == Datarep::External32 {
-        data = convert(&data, el, true)?;
-    }
+    let native = t.view.datarep != Datarep::External32;
+    let owned;
+    let data: &[u8] = match mem {
+        // SAFETY: caller guarantee: `len` readable bytes at `addr`, unchanged meanwhile.
+        Mem::Contig { addr, len } if native => unsafe {
+            std::slice::from_raw_parts(*addr as *const u8, *len)
+        },
+        _ => {
+            // SAFETY: forwarded caller guarantee.
+            let packed = unsafe { gather_mem(mem) };
+            owned = if native {
+                packed
+            } else {
+                convert(&packed, el, true)?
+            };
+            &owned
+        }
+    };
     let segs = t.view.segments(pos, pos + n as u64);
     let (lo, hi) = span(&segs);
     let go = || -> std::io::Result<()> {
@@ -283,7 +310,7 @@ pub unsafe fn write(t: &Target, pos: u64, mem: &Mem, el: &Elements) -> MpiResult
         } else {
             None
         };
-        write_segments(t, &segs, &data)
+        write_segments(t, &segs, data)
     };
     go().map_err(|e| io_error(&e, "write failed", t.path))?;
     Ok(n as u64)
@@ -301,7 +328,6 @@ pub unsafe fn read(t: &Target, pos: u64, mem: &Mem, el: &Elements) -> MpiResult<
     }
     let segs = t.view.segments(pos, pos + n as u64);
     let (lo, hi) = span(&segs);
-    let mut data = vec![0u8; n];
     let go = |data: &mut [u8]| -> std::io::Result<usize> {
         let _lock = if t.atomic {
             Some(RangeLock::take(t.file, lo, hi - lo, false)?)
@@ -310,6 +336,14 @@ pub unsafe fn read(t: &Target, pos: u64, mem: &Mem, el: &Elements) -> MpiResult<
         };
         read_segments(t, &segs, data)
     };
+    if let (Mem::Contig { addr, len }, Datarep::Native | Datarep::Internal) = (mem, t.view.datarep)
+    {
+        // SAFETY: caller guarantee: `len` writable bytes at `addr`, untouched meanwhile.
+        let user = unsafe { std::slice::from_raw_parts_mut(*addr as *mut u8, *len) };
+        let got = go(user).map_err(|e| io_error(&e, "read failed", t.path))?;
+        return Ok(got as u64);
+    }
+    let mut data = vec![0u8; n];
     let got = go(&mut data).map_err(|e| io_error(&e, "read failed", t.path))?;
     data.truncate(got);
     if t.view.datarep == Datarep::External32 {

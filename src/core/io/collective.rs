@@ -17,6 +17,10 @@ use crate::core::runtime;
 use crate::platform::file_lock::RangeLock;
 use std::os::unix::fs::FileExt;
 
+/// In automatic mode, collective access runs two-phase only when the ranks' pieces average
+/// fewer bytes than this; larger pieces are accessed directly, one system call each.
+pub const CB_SEGMENT_MAX: u64 = 16 << 10;
+
 /// A piece of a rank's access inside one aggregator window.
 #[derive(Clone, Copy, Debug)]
 struct Piece {
@@ -213,12 +217,15 @@ pub unsafe fn run(
         team.clone(),
         None,
         Combine::Concat,
-        team::bytes(&[lo, hi, mode_word]),
+        team::bytes(&[lo, hi, mode_word, segs.len() as u64, n as u64]),
     )
     .run()?;
     let all = team::words(&all);
+    let (nsegs, bytes) = all
+        .chunks_exact(5)
+        .fold((0u64, 0u64), |a, w| (a.0 + w[3], a.1 + w[4]));
     let ranges: Vec<(u64, u64)> = all
-        .chunks_exact(3)
+        .chunks_exact(5)
         .map(|w| (w[0], w[1]))
         .filter(|r| r.0 < r.1)
         .collect();
@@ -231,7 +238,10 @@ pub unsafe fn run(
     };
     let glo = ranges.iter().map(|r| r.0).min();
     let ghi = ranges.iter().map(|r| r.1).max();
-    let direct = mode == 0 || (mode == 2 && !interleaved);
+    // Automatic: two-phase when the ranks' ranges interleave in pieces small enough that
+    // one call per piece would cost more than moving them to an aggregator.
+    let small = nsegs > 0 && bytes / nsegs < CB_SEGMENT_MAX;
+    let direct = mode == 0 || (mode == 2 && !(interleaved && small));
     if direct || glo.is_none() {
         // SAFETY: forwarded caller guarantee.
         return unsafe {

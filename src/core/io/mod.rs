@@ -48,6 +48,8 @@ pub struct File {
     pub os: Arc<std::fs::File>,
     /// `MPI_MODE_*` bits it was opened with.
     pub amode: i32,
+    /// The open file can be read (also when write-only for MPI: sieving writes read).
+    pub readable: bool,
     /// The view.
     pub view: View,
     /// Individual file pointer, in etypes of the view.
@@ -148,7 +150,23 @@ fn node_of_me(rt: &Runtime) -> u32 {
         .unwrap_or(rt.world_rank as usize) as u32
 }
 
-fn os_open(path: &PathBuf, amode: i32, create: bool) -> std::io::Result<std::fs::File> {
+/// Opens the file for this rank. A write-only file is opened for reading too when the
+/// permissions allow it (as ROMIO does), so that strided writes can sieve; the access mode
+/// still forbids reads through MPI. Returns the file and whether it can be read.
+fn os_open(path: &PathBuf, amode: i32, create: bool) -> std::io::Result<(std::fs::File, bool)> {
+    if amode & MPI_MODE_WRONLY != 0 {
+        let rw = (amode & !MPI_MODE_WRONLY) | MPI_MODE_RDWR;
+        match os_open_as(path, rw, create) {
+            Ok(f) => return Ok((f, true)),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let readable = amode & MPI_MODE_WRONLY == 0;
+    os_open_as(path, amode, create).map(|f| (f, readable))
+}
+
+fn os_open_as(path: &PathBuf, amode: i32, create: bool) -> std::io::Result<std::fs::File> {
     let mut o = std::fs::File::options();
     o.read(amode & (MPI_MODE_RDONLY | MPI_MODE_RDWR) != 0)
         .write(amode & (MPI_MODE_WRONLY | MPI_MODE_RDWR) != 0);
@@ -235,7 +253,7 @@ fn open_on(fcomm: usize, path: PathBuf, amode: i32, hints: Hints, node: u32) -> 
         Ok(())
     };
     agree(&team, mine)?;
-    let os = opened.expect("opened on every rank");
+    let (os, readable) = opened.expect("opened on every rank");
     // The node of every rank, and rank 0's token naming the shared pointer's file.
     let token = (std::process::id() as u64) << 32
         ^ std::time::SystemTime::now()
@@ -256,6 +274,7 @@ fn open_on(fcomm: usize, path: PathBuf, amode: i32, hints: Hints, node: u32) -> 
         path,
         os: Arc::new(os),
         amode,
+        readable,
         view: View::default(),
         pos: 0,
         atomic: false,
@@ -545,7 +564,7 @@ fn prepare(rt: &Runtime, h: usize, a: &Access) -> MpiResult<Prepared> {
         path: f.path.clone(),
         view: f.view.clone(),
         atomic: f.atomic,
-        readable: f.amode & MPI_MODE_WRONLY == 0,
+        readable: f.readable,
         hints: f.hints.clone(),
         shared: f.shared.clone(),
         mem,
