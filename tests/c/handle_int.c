@@ -1,9 +1,11 @@
 /* handle_int: the MPI-5.0 ABI's integer conversions (MPI_<Handle>_toint / _fromint) round trip
  * predefined handles and user objects: a duplicated communicator, a committed derived
- * datatype, a user op, a group, an info object, an error handler and a pending request; a
+ * datatype, a user op, a group, an info object, an error handler, a pending request, a window and a file; a
  * freed object converts back to its null handle. hympi only (MPI-5.0 ABI functions; other
  * libraries skip). */
 #include "mtest.h"
+#include <stdio.h>
+#include <unistd.h>
 
 #ifdef HYMPI
 static void noop_op(void *in, void *inout, int *len, MPI_Datatype *dt)
@@ -53,6 +55,27 @@ int main(int argc, char **argv)
     CHECK(MPI_Info_fromint(MPI_Info_toint(info)) == info, "info");
     CHECK(MPI_Errhandler_fromint(MPI_Errhandler_toint(eh)) == eh, "error handler");
     CHECK(MPI_Request_fromint(MPI_Request_toint(req)) == req, "request");
+
+    /* Windows and files convert too, and a closed one converts back to the null handle. */
+    MPI_Win win;
+    int wbuf[4];
+    MPI_Win_create(wbuf, sizeof wbuf, sizeof(int), MPI_INFO_NULL, MPI_COMM_SELF, &win);
+    CHECK(MPI_Win_fromint(MPI_Win_toint(win)) == win, "window");
+    int iwin = MPI_Win_toint(win);
+    MPI_Win_free(&win);
+    CHECK(MPI_Win_fromint(iwin) == MPI_WIN_NULL, "freed window");
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/hympi-handle-int-%d", (int)getpid());
+    MPI_File fh;
+    if (MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                      MPI_INFO_NULL, &fh) == MPI_SUCCESS) {
+        CHECK(MPI_File_fromint(MPI_File_toint(fh)) == fh, "file");
+        int ifh = MPI_File_toint(fh);
+        MPI_File_close(&fh);
+        CHECK(MPI_File_fromint(ifh) == MPI_FILE_NULL, "closed file");
+    } else {
+        CHECK(0, "MPI_File_open(%s) failed", path);
+    }
 
     /* The integer form of a freed object converts to the null handle. */
     int ivec = MPI_Type_toint(vec), iop = MPI_Op_toint(op), icomm = MPI_Comm_toint(dup);

@@ -113,8 +113,8 @@ conversions! {
     MPI_Op_toint, MPI_Op_fromint, MPI_Op, MPI_OP_NULL, kind::OP, |rt: &Runtime, ix| rt.ops.get(ix).map(|_| rt.ops.handle(ix));
     MPI_Group_toint, MPI_Group_fromint, MPI_Group, MPI_GROUP_NULL, kind::GROUP, |rt: &Runtime, ix| rt.groups.get(ix).map(|_| rt.groups.handle(ix));
     MPI_Info_toint, MPI_Info_fromint, MPI_Info, MPI_INFO_NULL, kind::INFO, |_: &Runtime, ix| crate::core::objects::info::handle_at(ix);
-    MPI_Win_toint, MPI_Win_fromint, MPI_Win, MPI_WIN_NULL, 0usize, none;
-    MPI_File_toint, MPI_File_fromint, MPI_File, MPI_FILE_NULL, 0usize, none;
+    MPI_Win_toint, MPI_Win_fromint, MPI_Win, MPI_WIN_NULL, kind::WIN, |rt: &Runtime, ix| rt.wins.get(ix).map(|_| rt.wins.handle(ix));
+    MPI_File_toint, MPI_File_fromint, MPI_File, MPI_FILE_NULL, kind::FILE, |rt: &Runtime, ix| rt.files.get(ix).map(|_| rt.files.handle(ix));
     MPI_Session_toint, MPI_Session_fromint, MPI_Session, MPI_SESSION_NULL, 0usize, none;
 }
 

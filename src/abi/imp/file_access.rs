@@ -2,15 +2,16 @@
 //! individual pointer, shared pointer, ordered; blocking, nonblocking, split collective;
 //! `int` and `MPI_Count` counts) around one call into `core::io::access`.
 //!
-//! Nonblocking accesses are carried out when they start, without waiting for other ranks
-//! (the collective ones access independently), and return a complete request; split
-//! collectives run in their `_begin` call and report in `_end`.
+//! Nonblocking accesses move their bytes on the I/O worker thread (`core::io::worker`) and
+//! never wait for other ranks (the collective ones access independently); split collectives
+//! run in their `_begin` call and report in `_end`.
 
 use super::util::{count, out};
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiResult};
-use crate::core::io::{self, Access, Pos};
+use crate::core::io::worker::IoWait;
+use crate::core::io::{self, Access, Pos, Started};
 use crate::core::p2p::request::{ReqKind, Status};
 use crate::core::runtime;
 use core::ffi::{c_int, c_void};
@@ -23,29 +24,48 @@ fn at(offset: MPI_Offset) -> MpiResult<Pos> {
     Ok(Pos::At(offset as u64))
 }
 
-/// Runs one access; returns the bytes moved.
+/// Starts one access (`blocking` false: a nonblocking one, queued on the worker).
 #[allow(clippy::too_many_arguments)]
-unsafe fn run(
+unsafe fn start(
     fh: MPI_File,
     pos: MpiResult<Pos>,
     write: bool,
     collective: bool,
-    two_phase: bool,
+    blocking: bool,
     buf: *const c_void,
     n: i64,
     datatype: MPI_Datatype,
-) -> MpiResult<u64> {
+) -> MpiResult<Started> {
     let a = Access {
         pos: pos?,
         write,
         collective,
-        two_phase,
+        two_phase: blocking,
+        nonblocking: !blocking,
         buf: buf as usize,
         count: count(n)?,
         dt: datatype as usize,
     };
     // SAFETY: the C caller's buffer of `count` elements of `datatype` (module contract).
     unsafe { io::access(fh as usize, &a) }
+}
+
+/// Runs one blocking access; returns the bytes moved.
+#[allow(clippy::too_many_arguments)]
+unsafe fn run(
+    fh: MPI_File,
+    pos: MpiResult<Pos>,
+    write: bool,
+    collective: bool,
+    buf: *const c_void,
+    n: i64,
+    datatype: MPI_Datatype,
+) -> MpiResult<u64> {
+    // SAFETY: forwarded C arguments.
+    match unsafe { start(fh, pos, write, collective, true, buf, n, datatype)? } {
+        Started::Done(b) => Ok(b),
+        Started::Queued(_) => unreachable!("blocking accesses are never queued"),
+    }
 }
 
 fn status_of(bytes: u64) -> Status {
@@ -63,16 +83,24 @@ unsafe fn put_status(status: *mut MPI_Status, bytes: u64) {
     }
 }
 
-/// A complete request carrying the status of an access that moved `bytes`.
-fn done_request(fh: MPI_File, bytes: u64) -> MpiResult<MPI_Request> {
+/// The request of a nonblocking access: complete when the worker is done with it.
+fn request_of(fh: MPI_File, started: Started) -> MpiResult<MPI_Request> {
     runtime::with(|rt| {
         let comm = rt.file(fh as usize)?.1.comm;
         let (ci, _) = rt.comm(comm)?;
         let rid = rt.new_request(ReqKind::Done, ci)?;
         if let Some(r) = rt.reqs.get_mut(rid) {
-            r.status = status_of(bytes);
+            r.status = status_of(0);
         }
-        rt.complete(rid);
+        match started {
+            Started::Done(bytes) => {
+                if let Some(r) = rt.reqs.get_mut(rid) {
+                    r.status.bytes = bytes;
+                }
+                rt.complete(rid);
+            }
+            Started::Queued(slot) => rt.background.push(Box::new(IoWait { rid, slot })),
+        }
         Ok(rt.reqs.handle(rid) as MPI_Request)
     })
 }
@@ -120,7 +148,7 @@ macro_rules! blocking_at {
         ) -> MpiResult<()> {
             // SAFETY: forwarded C arguments.
             unsafe {
-                let n = run(fh, at(offset), $write, $coll, true, buf as *const c_void, count as i64, datatype)?;
+                let n = run(fh, at(offset), $write, $coll, buf as *const c_void, count as i64, datatype)?;
                 put_status(status, n);
             }
             Ok(())
@@ -140,7 +168,7 @@ macro_rules! blocking_ptr {
         ) -> MpiResult<()> {
             // SAFETY: forwarded C arguments.
             unsafe {
-                let n = run(fh, Ok($pos), $write, $coll, true, buf as *const c_void, count as i64, datatype)?;
+                let n = run(fh, Ok($pos), $write, $coll, buf as *const c_void, count as i64, datatype)?;
                 put_status(status, n);
             }
             Ok(())
@@ -161,8 +189,8 @@ macro_rules! nonblocking_at {
         ) -> MpiResult<()> {
             let slot = out(request, "request")?;
             // SAFETY: forwarded C arguments.
-            let n = unsafe { run(fh, at(offset), $write, $coll, false, buf as *const c_void, count as i64, datatype)? };
-            *slot = done_request(fh, n)?;
+            let started = unsafe { start(fh, at(offset), $write, $coll, false, buf as *const c_void, count as i64, datatype)? };
+            *slot = request_of(fh, started)?;
             Ok(())
         }
     )*};
@@ -180,8 +208,8 @@ macro_rules! nonblocking_ptr {
         ) -> MpiResult<()> {
             let slot = out(request, "request")?;
             // SAFETY: forwarded C arguments.
-            let n = unsafe { run(fh, Ok($pos), $write, $coll, false, buf as *const c_void, count as i64, datatype)? };
-            *slot = done_request(fh, n)?;
+            let started = unsafe { start(fh, Ok($pos), $write, $coll, false, buf as *const c_void, count as i64, datatype)? };
+            *slot = request_of(fh, started)?;
             Ok(())
         }
     )*};
@@ -198,7 +226,7 @@ macro_rules! begin_at {
             datatype: MPI_Datatype,
         ) -> MpiResult<()> {
             // SAFETY: forwarded C arguments.
-            unsafe { begin(fh, || run(fh, at(offset), $write, true, true, buf as *const c_void, count as i64, datatype)) }
+            unsafe { begin(fh, || run(fh, at(offset), $write, true, buf as *const c_void, count as i64, datatype)) }
         }
     )*};
 }
@@ -213,7 +241,7 @@ macro_rules! begin_ptr {
             datatype: MPI_Datatype,
         ) -> MpiResult<()> {
             // SAFETY: forwarded C arguments.
-            unsafe { begin(fh, || run(fh, Ok($pos), $write, true, true, buf as *const c_void, count as i64, datatype)) }
+            unsafe { begin(fh, || run(fh, Ok($pos), $write, true, buf as *const c_void, count as i64, datatype)) }
         }
     )*};
 }

@@ -14,6 +14,7 @@ pub mod errno;
 pub mod hints;
 pub mod shared_fp;
 pub mod view;
+pub mod worker;
 
 use crate::core::error::{fail, MpiResult};
 use crate::core::objects::comm_build::plan_dup;
@@ -496,6 +497,8 @@ pub struct Access {
     /// May run two-phase I/O (the blocking collectives; the nonblocking and split ones
     /// access independently so that they never wait for other ranks).
     pub two_phase: bool,
+    /// A nonblocking access (`MPI_File_i*`): the bytes move on the worker thread.
+    pub nonblocking: bool,
     /// The user buffer.
     pub buf: usize,
     /// Elements.
@@ -575,14 +578,25 @@ fn prepare(rt: &Runtime, h: usize, a: &Access) -> MpiResult<Prepared> {
     })
 }
 
-/// Runs a data access on file `h`; returns the bytes moved (call outside `runtime::with`).
+/// How far an access got when its call returns.
+pub enum Started {
+    /// Done: the bytes moved.
+    Done(u64),
+    /// Queued on the worker thread (a nonblocking access): its outcome will be in the slot.
+    Queued(std::sync::Arc<worker::Slot>),
+}
+
+/// Runs a data access on file `h` (call outside `runtime::with`): a blocking access to the
+/// end, a nonblocking one up to queuing it.
 ///
 /// # Safety
 /// `a.buf` must be the C caller's buffer of `a.count` elements of `a.dt`, readable for writes
-/// and writable for reads, untouched by the caller until this returns.
-pub unsafe fn access(h: usize, a: &Access) -> MpiResult<u64> {
+/// and writable for reads, untouched by the caller until the access is over (the call
+/// returns, or for a nonblocking access its request completes).
+pub unsafe fn access(h: usize, a: &Access) -> MpiResult<Started> {
     let p = runtime::with(|rt| prepare(rt, h, a));
-    let mut p = if a.collective {
+    // Blocking collectives agree on the arguments first; the nonblocking ones stay local.
+    let mut p = if a.collective && (a.two_phase || a.pos == Pos::Ordered) {
         // A rank whose arguments fail still takes part, so that the others do not hang.
         let ok = p
             .as_ref()
@@ -628,6 +642,36 @@ pub unsafe fn access(h: usize, a: &Access) -> MpiResult<u64> {
         }
         _ => {}
     }
+    if a.nonblocking {
+        // The pointers move at the start, by the amount asked for.
+        if a.pos == Pos::Individual {
+            runtime::with(|rt| {
+                rt.file_mut(h)?.pos += n / es;
+                Ok(())
+            })?;
+        }
+        let write = a.write;
+        let job = move || {
+            let t = Target {
+                file: &p.os,
+                path: &p.path,
+                view: &p.view,
+                atomic: p.atomic,
+                readable: p.readable,
+                sieve: &p.hints.sieve,
+            };
+            // SAFETY: forwarded caller guarantee: the buffer stays the access's until its
+            // request completes, which happens after this returns.
+            unsafe {
+                if write {
+                    access::write(&t, p.start, &p.mem, &p.el)
+                } else {
+                    access::read(&t, p.start, &p.mem, &p.el)
+                }
+            }
+        };
+        return Ok(Started::Queued(worker::submit(Box::new(job))));
+    }
     let target = Target {
         file: &p.os,
         path: &p.path,
@@ -658,7 +702,7 @@ pub unsafe fn access(h: usize, a: &Access) -> MpiResult<u64> {
             Ok(())
         })?;
     }
-    Ok(moved)
+    Ok(Started::Done(moved))
 }
 
 /// `MPI_File_seek` (`shared` false) and `MPI_File_seek_shared` (collective): the new
