@@ -1,6 +1,6 @@
-//! Shared mappings for one-sided windows: an anonymous `memfd` created by one local rank and
-//! mapped by the others through `/proc/<pid>/fd/<fd>` (as the node segment is), so nothing is
-//! ever left in `/dev/shm`, even by a crash.
+//! Shared mappings for one-sided windows and MPI-IO shared file pointers: an anonymous
+//! `memfd` created by one local rank and mapped by the others through `/proc/<pid>/fd/<fd>`
+//! (as the node segment is), so nothing is ever left in `/dev/shm`, even by a crash.
 
 use std::io;
 
@@ -96,6 +96,19 @@ impl SharedMap {
     /// Whether the mapping is empty (never: at least one page is mapped).
     pub fn is_empty(&self) -> bool {
         self.len == 0
+    }
+
+    /// The 64-bit atomic word at byte `offset` (a multiple of 8 inside the mapping), shared
+    /// by every process that maps it.
+    pub fn atomic_u64(&self, offset: usize) -> &std::sync::atomic::AtomicU64 {
+        assert!(
+            offset.is_multiple_of(8) && offset + 8 <= self.len,
+            "word inside the mapping"
+        );
+        // SAFETY: the address is inside the mapping (checked), 8-aligned (the mapping is
+        // page-aligned), and lives as long as `self`; the word is only ever accessed
+        // atomically by the processes that share it.
+        unsafe { &*(self.base.add(offset) as *const std::sync::atomic::AtomicU64) }
     }
 }
 

@@ -24,6 +24,7 @@ use crate::core::objects::team::{self, tag, Team};
 use crate::core::runtime::{self, Runtime};
 use crate::mpi_abi::consts::*;
 use crate::platform::file_lock;
+use crate::platform::shared_map::SharedMap;
 use access::{Elements, Mem, Target};
 use errno::io_error;
 use hints::Hints;
@@ -51,6 +52,8 @@ pub struct File {
     pub amode: i32,
     /// The open file can be read (also when write-only for MPI: sieving writes read).
     pub readable: bool,
+    /// Some rank's view has holes: writes take byte-range locks (see `access::Target`).
+    pub lock_writes: bool,
     /// The view.
     pub view: View,
     /// Individual file pointer, in etypes of the view.
@@ -266,7 +269,13 @@ fn open_on(fcomm: usize, path: PathBuf, amode: i32, hints: Hints, node: u32) -> 
             .try_into()
             .expect("8 bytes"),
     );
-    let shared = Arc::new(SharedPointer::new(&path, token));
+    let mut shared = SharedPointer::new(&path, token);
+    if nodes.iter().all(|&n| n == nodes[0]) {
+        if let Some(map) = node_word(&team, rank)? {
+            shared = shared.in_memory(map);
+        }
+    }
+    let shared = Arc::new(shared);
     let mut f = File {
         comm: fcomm,
         rank,
@@ -276,6 +285,7 @@ fn open_on(fcomm: usize, path: PathBuf, amode: i32, hints: Hints, node: u32) -> 
         os: Arc::new(os),
         amode,
         readable,
+        lock_writes: false,
         view: View::default(),
         pos: 0,
         atomic: false,
@@ -302,6 +312,31 @@ fn open_on(fcomm: usize, path: PathBuf, amode: i32, hints: Hints, node: u32) -> 
             Some(i) => Ok(rt.files.handle(i)),
             None => fail(MPI_ERR_INTERN, "too many open files"),
         }
+    })
+}
+
+/// A shared mapping of one page for ranks all on this node: rank 0 makes it, the others
+/// attach; `None` (the file-backed pointer then) when any rank could not.
+fn node_word(team: &Team, rank: i32) -> MpiResult<Option<SharedMap>> {
+    let mut made = None;
+    let mut key = [0u64; 2];
+    if rank == 0 {
+        if let Ok((m, (pid, fd))) = SharedMap::create(8) {
+            key = [pid, fd];
+            made = Some(m);
+        }
+    }
+    let key = team::words(&team::bcast(team, team::bytes(&key))?);
+    if rank != 0 && key[0] != 0 {
+        made = SharedMap::attach((key[0], key[1]), 8).ok();
+    }
+    let all = team::allgather_u32(team.clone(), made.is_some() as u32)?;
+    Ok(match made {
+        Some(mut m) if all.iter().all(|&x| x == 1) => {
+            m.close_creator_fd();
+            Some(m)
+        }
+        _ => None,
     })
 }
 
@@ -449,12 +484,15 @@ pub fn set_view(h: usize, view: View, info: &Info) -> MpiResult<()> {
         }
         Ok((team_of(rt, f.comm)?, f.shared.clone(), f.rank == 0))
     })?;
-    agree(&team, Ok(()))?;
+    // Whether any rank's new view has holes (then every write locks its span).
+    let holes = team::allgather_u32(team.clone(), !view.contiguous() as u32)?;
+    let lock_writes = holes.contains(&1);
     let mine = runtime::with(|rt| {
         let f = rt.file_mut(h)?;
         f.hints.update(info)?;
         f.view = view;
         f.pos = 0;
+        f.lock_writes = lock_writes;
         Ok(())
     });
     let mine = mine.and_then(|_| if root { shared.reset() } else { Ok(()) });
@@ -514,6 +552,7 @@ struct Prepared {
     view: View,
     atomic: bool,
     readable: bool,
+    lock_writes: bool,
     hints: Hints,
     shared: Arc<SharedPointer>,
     mem: Mem,
@@ -568,6 +607,7 @@ fn prepare(rt: &Runtime, h: usize, a: &Access) -> MpiResult<Prepared> {
         view: f.view.clone(),
         atomic: f.atomic,
         readable: f.readable,
+        lock_writes: f.lock_writes,
         hints: f.hints.clone(),
         shared: f.shared.clone(),
         mem,
@@ -584,6 +624,58 @@ pub enum Started {
     Done(u64),
     /// Queued on the worker thread (a nonblocking access): its outcome will be in the slot.
     Queued(std::sync::Arc<worker::Slot>),
+}
+
+/// Where this rank's part of an ordered access of `n` bytes starts (collective): the leader
+/// gathers every rank's size, moves the shared pointer past them all and sends each rank its
+/// offset (one round trip).
+fn ordered_start(team: &Team, shared: &SharedPointer, n: u64, es: u64) -> MpiResult<u64> {
+    let (comm, tag) = (team.comm, team.tag);
+    let others = &team.ranks[1..];
+    if !team.is_leader() {
+        let mut got = [0u8; 8];
+        let ids = runtime::with(|rt| {
+            let s = team::post_send(rt, comm, team.ranks[0], tag, &n.to_ne_bytes())?;
+            let r = team::post_recv(rt, comm, team.ranks[0], tag, &mut got)?;
+            Ok([s, r])
+        })?;
+        runtime::wait_for(|rt| Ok(team::all_done(rt, &ids)?.then_some(())))?;
+        return match u64::from_ne_bytes(got) {
+            u64::MAX => fail(MPI_ERR_IO, "the shared file pointer could not be updated"),
+            at => Ok(at),
+        };
+    }
+    let mut sizes = vec![[0u8; 8]; others.len()];
+    let ids = runtime::with(|rt| {
+        let mut ids = Vec::with_capacity(others.len());
+        for (&r, b) in others.iter().zip(sizes.iter_mut()) {
+            ids.push(team::post_recv(rt, comm, r, tag, b)?);
+        }
+        Ok(ids)
+    })?;
+    runtime::wait_for(|rt| Ok(team::all_done(rt, &ids)?.then_some(())))?;
+    let total = n + sizes.iter().map(|b| u64::from_ne_bytes(*b)).sum::<u64>();
+    let base = shared.fetch_add(total / es).map(|b| b * es);
+    let mut at = base.as_ref().map_or(u64::MAX, |b| b + n);
+    let offsets: Vec<[u8; 8]> = sizes
+        .iter()
+        .map(|b| {
+            let mine = at;
+            if at != u64::MAX {
+                at += u64::from_ne_bytes(*b);
+            }
+            mine.to_ne_bytes()
+        })
+        .collect();
+    let ids = runtime::with(|rt| {
+        let mut ids = Vec::with_capacity(others.len());
+        for (&r, o) in others.iter().zip(offsets.iter()) {
+            ids.push(team::post_send(rt, comm, r, tag, o)?);
+        }
+        Ok(ids)
+    })?;
+    runtime::wait_for(|rt| Ok(team::all_done(rt, &ids)?.then_some(())))?;
+    base
 }
 
 /// Runs a data access on file `h` (call outside `runtime::with`): a blocking access to the
@@ -612,34 +704,7 @@ pub unsafe fn access(h: usize, a: &Access) -> MpiResult<Started> {
     let es = p.view.etype_size();
     match a.pos {
         Pos::Shared => p.start = p.shared.fetch_add(n / es)? * es,
-        Pos::Ordered => {
-            let counts = team::Round::new(
-                p.team.clone(),
-                None,
-                team::Combine::Concat,
-                n.to_ne_bytes().to_vec(),
-            )
-            .run()?;
-            let counts = team::words(&counts);
-            let before: u64 = counts[..p.team.me].iter().sum();
-            let total: u64 = counts.iter().sum();
-            let base = if p.team.is_leader() {
-                p.shared.fetch_add(total / es).map(|b| b * es)
-            } else {
-                Ok(0)
-            };
-            let word = match &base {
-                Ok(b) => *b,
-                Err(_) => u64::MAX,
-            };
-            let got = team::bcast(&p.team, word.to_ne_bytes().to_vec())?;
-            let base_all = u64::from_ne_bytes(got[..8].try_into().expect("8 bytes"));
-            base?;
-            if base_all == u64::MAX {
-                return fail(MPI_ERR_IO, "the shared file pointer could not be updated");
-            }
-            p.start = base_all + before;
-        }
+        Pos::Ordered => p.start = ordered_start(&p.team, &p.shared, n, es)?,
         _ => {}
     }
     if a.nonblocking {
@@ -659,6 +724,7 @@ pub unsafe fn access(h: usize, a: &Access) -> MpiResult<Started> {
                 atomic: p.atomic,
                 readable: p.readable,
                 sieve: &p.hints.sieve,
+                lock_writes: p.lock_writes,
             };
             // SAFETY: forwarded caller guarantee: the buffer stays the access's until its
             // request completes, which happens after this returns.
@@ -679,6 +745,7 @@ pub unsafe fn access(h: usize, a: &Access) -> MpiResult<Started> {
         atomic: p.atomic,
         readable: p.readable,
         sieve: &p.hints.sieve,
+        lock_writes: p.lock_writes,
     };
     let moved =
         if a.collective && a.two_phase && collective::wanted(&p.hints, a.write, p.team.ranks.len())

@@ -132,7 +132,7 @@ impl View {
     }
 
     /// Whether the view is the whole file from the displacement on (a contiguous file type).
-    fn contiguous(&self) -> bool {
+    pub fn contiguous(&self) -> bool {
         let f = &self.filetype.1;
         f.size as isize == f.extent && f.prog.single() == Some((0, f.size))
     }
