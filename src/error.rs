@@ -17,6 +17,9 @@ pub enum ErrObj {
     File(usize),
     /// A session handle (raw value).
     Session(usize),
+    /// An error handler handle (raw value), called with `MPI_SESSION_NULL`: where the errors of
+    /// `MPI_Session_init` go.
+    Handler(usize),
 }
 
 /// An MPI error. Boxed so that `Result<(), MpiError>` is one word on the hot path.

@@ -101,13 +101,9 @@ pub(crate) unsafe fn MPI_Request_fromint(i: c_int) -> MpiResult<MPI_Request> {
     Ok(h as MPI_Request)
 }
 
-fn none(_: &Runtime, _: u32) -> Option<usize> {
-    None
-}
-
 conversions! {
     MPI_Comm_toint, MPI_Comm_fromint, MPI_Comm, MPI_COMM_NULL, kind::COMM, |rt: &Runtime, ix| rt.comms.get(ix).map(|_| rt.comms.handle(ix));
-    MPI_Errhandler_toint, MPI_Errhandler_fromint, MPI_Errhandler, MPI_ERRHANDLER_NULL, kind::ERRHANDLER, |rt: &Runtime, ix| rt.errhandlers.get(ix).map(|_| rt.errhandlers.handle(ix));
+    MPI_Errhandler_toint, MPI_Errhandler_fromint, MPI_Errhandler, MPI_ERRHANDLER_NULL, kind::ERRHANDLER, |_: &Runtime, ix| crate::core::objects::errhandler::handle_at(ix);
     MPI_Message_toint, MPI_Message_fromint, MPI_Message, MPI_MESSAGE_NULL, kind::MESSAGE, |rt: &Runtime, ix| rt.messages.get(ix).map(|_| rt.messages.handle(ix));
     MPI_Type_toint, MPI_Type_fromint, MPI_Datatype, MPI_DATATYPE_NULL, kind::DATATYPE, |rt: &Runtime, ix| rt.types.get(ix).map(|_| rt.types.handle(ix));
     MPI_Op_toint, MPI_Op_fromint, MPI_Op, MPI_OP_NULL, kind::OP, |rt: &Runtime, ix| rt.ops.get(ix).map(|_| rt.ops.handle(ix));
@@ -115,7 +111,7 @@ conversions! {
     MPI_Info_toint, MPI_Info_fromint, MPI_Info, MPI_INFO_NULL, kind::INFO, |_: &Runtime, ix| crate::core::objects::info::handle_at(ix);
     MPI_Win_toint, MPI_Win_fromint, MPI_Win, MPI_WIN_NULL, kind::WIN, |rt: &Runtime, ix| rt.wins.get(ix).map(|_| rt.wins.handle(ix));
     MPI_File_toint, MPI_File_fromint, MPI_File, MPI_FILE_NULL, kind::FILE, |rt: &Runtime, ix| rt.files.get(ix).map(|_| rt.files.handle(ix));
-    MPI_Session_toint, MPI_Session_fromint, MPI_Session, MPI_SESSION_NULL, 0usize, none;
+    MPI_Session_toint, MPI_Session_fromint, MPI_Session, MPI_SESSION_NULL, kind::SESSION, |_: &Runtime, ix| crate::core::objects::session::handle_at(ix);
 }
 
 /// `MPI_Abi_get_info`: a new info object with the sizes, in bytes, of the ABI's integer types

@@ -268,17 +268,18 @@ pub(crate) unsafe fn MPI_Comm_create_from_group(
 ) -> MpiResult<()> {
     out(newcomm, "newcomm")?;
     let tag = c_string(stringtag, "stringtag")?;
-    let (members, errh, info) = runtime::with(|rt| {
+    let (members, errh, info, session) = runtime::with(|rt| {
         Ok((
             group_members(rt, group as usize)?,
             errh_arg(rt, errhandler)?,
             kept_hints(&info_contents(rt, info as usize)?),
+            rt.group(group as usize)?.session,
         ))
     })?;
     if members.is_empty() {
         return set_comm(newcomm, None);
     }
-    let h = comm_build::create_from_group(members, &tag, errh)?;
+    let h = comm_build::create_from_group(members, &tag, errh, session)?;
     runtime::with(|rt| {
         let (idx, _) = rt.comm(h)?;
         rt.comms.get_mut(idx).unwrap().info = info;
@@ -365,6 +366,7 @@ pub(crate) unsafe fn MPI_Comm_remote_size(comm: MPI_Comm, size: *mut c_int) -> M
 pub(crate) unsafe fn MPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group) -> MpiResult<()> {
     let g = out(group, "group")?;
     *g = runtime::with(|rt| {
+        let session = rt.comm(comm as usize)?.1.session;
         let members = match &rt.comm(comm as usize)?.1.remote {
             Some(r) => r.map.members(r.size),
             None => {
@@ -374,7 +376,7 @@ pub(crate) unsafe fn MPI_Comm_remote_group(comm: MPI_Comm, group: *mut MPI_Group
                 )
             }
         };
-        rt.new_group(Group { members })
+        rt.new_group(Group { members, session })
     })? as MPI_Group;
     Ok(())
 }
@@ -468,16 +470,24 @@ pub(crate) unsafe fn MPI_Intercomm_create_from_groups(
 ) -> MpiResult<()> {
     out(newintercomm, "newintercomm")?;
     let tag = c_string(stringtag, "stringtag")?;
-    let (local, remote, errh, info) = runtime::with(|rt| {
+    let (local, remote, errh, info, session) = runtime::with(|rt| {
         Ok((
             group_members(rt, local_group as usize)?,
             group_members(rt, remote_group as usize)?,
             errh_arg(rt, errhandler)?,
             kept_hints(&info_contents(rt, info as usize)?),
+            rt.group(local_group as usize)?.session,
         ))
     })?;
-    let h =
-        comm_build::intercomm_from_groups(local, local_leader, remote, remote_leader, &tag, errh)?;
+    let h = comm_build::intercomm_from_groups(
+        local,
+        local_leader,
+        remote,
+        remote_leader,
+        &tag,
+        errh,
+        session,
+    )?;
     runtime::with(|rt| {
         let (idx, _) = rt.comm(h)?;
         rt.comms.get_mut(idx).unwrap().info = info;

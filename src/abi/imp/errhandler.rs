@@ -4,35 +4,17 @@ use super::util::out;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiResult};
-use crate::core::objects::errhandler::{self, Errh, UserErrh};
+use crate::core::objects::errhandler::{self, Errh};
 use crate::core::runtime::{self, Runtime};
 use core::ffi::{c_char, c_int, c_void};
 
-pub(crate) fn errh_of(rt: &Runtime, h: usize) -> MpiResult<Errh> {
-    if let Some(e) = errhandler::predefined(h) {
-        return Ok(e);
-    }
-    match rt.errhandlers.decode(h) {
-        Some(i) => Ok(Errh::User(i)),
-        None if h == MPI_ERRHANDLER_NULL => {
-            fail(MPI_ERR_ARG, "the error handler is MPI_ERRHANDLER_NULL")
-        }
-        None => fail(MPI_ERR_ARG, format!("invalid error handler {h:#x}")),
-    }
+/// The handler `h` names (the runtime argument keeps the call sites' shape).
+pub(crate) fn errh_of(_rt: &Runtime, h: usize) -> MpiResult<Errh> {
+    errhandler::resolve(h)
 }
 
-fn errh_handle(rt: &mut Runtime, e: Errh) -> usize {
-    match e {
-        Errh::Fatal => MPI_ERRORS_ARE_FATAL,
-        Errh::Abort => MPI_ERRORS_ABORT,
-        Errh::Return => MPI_ERRORS_RETURN,
-        Errh::User(i) => {
-            if let Some(u) = rt.errhandlers.get_mut(i) {
-                u.refs += 1;
-            }
-            rt.errhandlers.handle(i)
-        }
-    }
+fn errh_handle(_rt: &mut Runtime, e: Errh) -> usize {
+    errhandler::handle_of(e)
 }
 
 fn unref(rt: &mut Runtime, e: Errh) {
@@ -43,22 +25,35 @@ pub(crate) unsafe fn MPI_Comm_create_errhandler(
     comm_errhandler_fn: *mut c_void,
     errhandler: *mut MPI_Errhandler,
 ) -> MpiResult<()> {
-    if comm_errhandler_fn.is_null() {
+    runtime::with(|_| Ok(()))?;
+    // SAFETY: the caller's arguments, passed on.
+    unsafe { create_user(comm_errhandler_fn, errhandler) }
+}
+
+/// Registers a user handler function of any object kind (communicator, window, file,
+/// session): all are `void (HANDLE *, int *, ...)` with a pointer-sized handle.
+///
+/// # Safety
+/// `errhandler` is NULL or points to a writable handle.
+pub(crate) unsafe fn create_user(
+    errhandler_fn: *mut c_void,
+    errhandler: *mut MPI_Errhandler,
+) -> MpiResult<()> {
+    if errhandler_fn.is_null() {
         return fail(MPI_ERR_ARG, "the error handler function must not be NULL");
     }
     let slot = out(errhandler, "errhandler")?;
-    // SAFETY: the C type MPI_Comm_errhandler_function is `void (MPI_Comm *, int *, ...)`; we
-    // call it with exactly those two arguments.
+    // SAFETY: the C error handler types are `void (HANDLE *, int *, ...)` with a pointer-sized
+    // handle; we call them with exactly those two arguments.
     let func: unsafe extern "C" fn(*mut MPI_Comm, *mut i32) =
-        unsafe { std::mem::transmute(comm_errhandler_fn) };
-    let h = runtime::with(
-        |rt| match rt.errhandlers.insert(UserErrh { func, refs: 1 }) {
-            Some(i) => Ok(rt.errhandlers.handle(i)),
-            None => fail(MPI_ERR_INTERN, "too many error handlers"),
-        },
-    )?;
-    *slot = h as MPI_Errhandler;
-    Ok(())
+        unsafe { std::mem::transmute(errhandler_fn) };
+    match errhandler::create(func) {
+        Some(h) => {
+            *slot = h as MPI_Errhandler;
+            Ok(())
+        }
+        None => fail(MPI_ERR_INTERN, "too many error handlers"),
+    }
 }
 
 pub(crate) unsafe fn MPI_Comm_set_errhandler(
@@ -68,9 +63,7 @@ pub(crate) unsafe fn MPI_Comm_set_errhandler(
     runtime::with(|rt| {
         let (idx, _) = rt.comm(comm as usize)?;
         let new = errh_of(rt, errhandler as usize)?;
-        if let Errh::User(i) = new {
-            rt.errhandlers.get_mut(i).unwrap().refs += 1;
-        }
+        rt.errh_ref(new);
         let old = std::mem::replace(&mut rt.comms.get_mut(idx).unwrap().errh, new);
         unref(rt, old);
         if comm as usize == MPI_COMM_SELF {

@@ -10,7 +10,7 @@ use crate::abi::types::*;
 use crate::core::datatype::{derived, TypeEntry};
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::io::{self, view::Datarep, view::View};
-use crate::core::objects::errhandler::{self, Errh};
+use crate::core::objects::errhandler;
 use crate::core::objects::group::Group;
 use crate::core::objects::info::{self, Info};
 use crate::core::runtime::{self, Runtime};
@@ -344,15 +344,7 @@ pub(crate) unsafe fn MPI_File_get_errhandler(
         } else {
             rt.file(h)?.1.errh
         };
-        Ok(match e {
-            Errh::Fatal => MPI_ERRORS_ARE_FATAL,
-            Errh::Abort => MPI_ERRORS_ABORT,
-            Errh::Return => MPI_ERRORS_RETURN,
-            Errh::User(i) => {
-                rt.errh_ref(e);
-                rt.errhandlers.handle(i)
-            }
-        })
+        Ok(crate::core::objects::errhandler::handle_of(e))
     })?;
     *slot = e as MPI_Errhandler;
     Ok(())

@@ -9,7 +9,7 @@ use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::objects::attr::{AttrEntry, ObjKind};
-use crate::core::objects::errhandler::{self, Errh};
+use crate::core::objects::errhandler;
 use crate::core::objects::group::Group;
 use crate::core::objects::info::{self, Info};
 use crate::core::rma::{self, Spec};
@@ -384,15 +384,7 @@ pub(crate) unsafe fn MPI_Win_get_errhandler(
     let slot = out(errhandler, "errhandler")?;
     let h = runtime::with(|rt| {
         let e = rt.win(win as usize)?.1.errh;
-        Ok(match e {
-            Errh::Fatal => MPI_ERRORS_ARE_FATAL,
-            Errh::Abort => MPI_ERRORS_ABORT,
-            Errh::Return => MPI_ERRORS_RETURN,
-            Errh::User(i) => {
-                rt.errh_ref(e);
-                rt.errhandlers.handle(i)
-            }
-        })
+        Ok(crate::core::objects::errhandler::handle_of(e))
     })?;
     *slot = h as MPI_Errhandler;
     Ok(())

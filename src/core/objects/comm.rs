@@ -97,6 +97,8 @@ pub struct Comm {
     /// The collective layer's state on it: its slot for shared-memory collectives, if
     /// any, and cached selections ([`CollState`]).
     pub coll_shm: CollState,
+    /// The session the communicator belongs to (its id; `None`: the world model).
+    pub session: Option<u32>,
 }
 
 /// How many collectives the collective layer keeps a cached selection for on each
@@ -168,6 +170,7 @@ impl Comm {
             threads: None,
             stream: None,
             coll_shm: Default::default(),
+            session: None,
         }
     }
 

@@ -130,6 +130,15 @@ pub struct Blueprint {
     pub attrs: Vec<(i32, usize)>,
     /// Virtual topology.
     pub topo: Option<std::sync::Arc<crate::core::objects::topo::Topology>>,
+    /// The session the communicator belongs to (`None`: the world model).
+    pub session: Option<u32>,
+}
+
+/// The session communicator handle `h` belongs to (a parent's, passed to what it makes).
+fn session_of(rt: &Runtime, h: usize) -> Option<u32> {
+    rt.comm_index(h)
+        .and_then(|i| rt.comms.get(i))
+        .and_then(|c| c.session)
 }
 
 /// Context of a reserved communicator entry (never a real context: ids are below
@@ -204,6 +213,7 @@ impl Runtime {
         c.info = bp.info;
         c.attrs = bp.attrs;
         c.topo = bp.topo;
+        c.session = bp.session;
         *self.comms.get_mut(idx).expect("reserved entry") = c;
         Ok(())
     }
@@ -303,6 +313,8 @@ pub struct DupPlan {
     /// Parent's hints.
     pub info: Info,
     topo: Option<std::sync::Arc<crate::core::objects::topo::Topology>>,
+    /// Parent's session.
+    pub session: Option<u32>,
 }
 
 /// Reads what a duplicate of communicator handle `h` needs.
@@ -324,6 +336,7 @@ pub fn plan_dup(rt: &mut Runtime, h: usize) -> MpiResult<DupPlan> {
         errh: c.errh,
         info: c.info.clone(),
         topo: c.topo.clone(),
+        session: c.session,
     })
 }
 
@@ -347,6 +360,7 @@ impl DupPlan {
             info,
             attrs,
             topo: self.topo.clone(),
+            session: self.session,
         }
     }
 }
@@ -436,6 +450,7 @@ pub fn split(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
                 info: Info::default(),
                 attrs: Vec::new(),
                 topo: None,
+                session: session_of(rt, h),
             },
         )
         .map(Some)
@@ -470,7 +485,8 @@ pub fn create(h: usize, group: Vec<u32>) -> MpiResult<Option<usize>> {
         Ok((Team::whole(idx, c.size, c.rank, t), k, c.errh))
     })?;
     let id = Agreement::new(team, None, k).run()?;
-    finish_group_comm(id, group, errh)
+    let session = runtime::with(|rt| Ok(session_of(rt, h)))?;
+    finish_group_comm(id, group, errh, session)
 }
 
 /// `MPI_Comm_split` on an intercommunicator: each new intercommunicator joins the processes
@@ -513,13 +529,19 @@ fn split_inter(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
                 info: Info::default(),
                 attrs: Vec::new(),
                 topo: None,
+                session: session_of(rt, h),
             },
         )
         .map(Some)
     })
 }
 
-fn finish_group_comm(id: u32, group: Vec<u32>, errh: Errh) -> MpiResult<Option<usize>> {
+fn finish_group_comm(
+    id: u32,
+    group: Vec<u32>,
+    errh: Errh,
+    session: Option<u32>,
+) -> MpiResult<Option<usize>> {
     runtime::with(|rt| {
         if !group.contains(&(rt.world_rank as u32)) {
             rt.contexts.release(id);
@@ -534,6 +556,7 @@ fn finish_group_comm(id: u32, group: Vec<u32>, errh: Errh) -> MpiResult<Option<u
                 info: Info::default(),
                 attrs: Vec::new(),
                 topo: None,
+                session,
             },
         )
         .map(Some)
@@ -588,7 +611,8 @@ pub fn create_group(h: usize, group: Vec<u32>, utag: i32) -> MpiResult<usize> {
         Ok((team, c.ctx, c.errh))
     })?;
     let id = Agreement::new(team, None, key(ctx, t)).run()?;
-    Ok(finish_group_comm(id, group, errh)?.expect("caller is a member"))
+    let session = runtime::with(|rt| Ok(session_of(rt, h)))?;
+    Ok(finish_group_comm(id, group, errh, session)?.expect("caller is a member"))
 }
 
 /// A tag and priority key from a string tag (`MPI_Comm_create_from_group`).
@@ -604,15 +628,21 @@ fn string_tag(s: &str) -> (i32, u64) {
 }
 
 /// `MPI_Comm_create_from_group`: a communicator of `group` without a parent (traffic goes
-/// through `MPI_COMM_WORLD`'s internal context, told apart by the string tag).
-pub fn create_from_group(group: Vec<u32>, stringtag: &str, errh: Errh) -> MpiResult<usize> {
+/// through `MPI_COMM_WORLD`'s internal context, told apart by the string tag); it belongs to
+/// the group's `session`.
+pub fn create_from_group(
+    group: Vec<u32>,
+    stringtag: &str,
+    errh: Errh,
+    session: Option<u32>,
+) -> MpiResult<usize> {
     let (t, k) = string_tag(stringtag);
     let team = runtime::with(|rt| {
         let world = rt.comms.get(WORLD).unwrap().members();
         group_team(WORLD, &world, &group, rt.world_rank as u32, t)
     })?;
     let id = Agreement::new(team, None, k).run()?;
-    Ok(finish_group_comm(id, group, errh)?.expect("caller is a member"))
+    Ok(finish_group_comm(id, group, errh, session)?.expect("caller is a member"))
 }
 
 /// The common part of the two intercommunicator constructors: `local` is the local group's
@@ -624,6 +654,7 @@ fn intercomm(
     bridge: Option<Bridge>,
     key_: u64,
     errh: Errh,
+    session: Option<u32>,
 ) -> MpiResult<usize> {
     // Leaders swap their groups (size first) and tell their members.
     let mut remote_members = Vec::new();
@@ -671,6 +702,7 @@ fn intercomm(
                 info: Info::default(),
                 attrs: Vec::new(),
                 topo: None,
+                session,
             },
         )
     })
@@ -734,7 +766,8 @@ pub fn intercomm_create(
         let _ = ctx;
         Ok((team, members, bridge, key(u32::MAX - 1, utag), errh))
     })?;
-    intercomm(team, members, bridge, k, errh)
+    let session = runtime::with(|rt| Ok(session_of(rt, local_h)))?;
+    intercomm(team, members, bridge, k, errh, session)
 }
 
 /// `MPI_Intercomm_create_from_groups`.
@@ -745,6 +778,7 @@ pub fn intercomm_from_groups(
     remote_leader: i32,
     stringtag: &str,
     errh: Errh,
+    session: Option<u32>,
 ) -> MpiResult<usize> {
     if local_leader < 0 || local_leader as usize >= local.len() {
         return fail(MPI_ERR_RANK, format!("invalid local leader {local_leader}"));
@@ -768,7 +802,7 @@ pub fn intercomm_from_groups(
         peer: remote[remote_leader as usize] as i32,
         tag: t,
     });
-    intercomm(team, local, bridge, k, errh)
+    intercomm(team, local, bridge, k, errh, session)
 }
 
 /// `MPI_Intercomm_merge`.
@@ -818,6 +852,7 @@ pub fn intercomm_merge(h: usize, high: bool) -> MpiResult<usize> {
                 info: Info::default(),
                 attrs: Vec::new(),
                 topo: None,
+                session: session_of(rt, h),
             },
         )
     })

@@ -5,13 +5,23 @@
 //! communicator handle routes to `MPI_COMM_WORLD`'s handler (as MPICH does, so codes that set
 //! `MPI_ERRORS_RETURN` on the world see it); errors tied to no object go to `MPI_COMM_SELF`'s
 //! handler as MPI-4 says, falling back to `MPI_COMM_WORLD`'s while `MPI_COMM_SELF` still has
-//! its default. Before `MPI_Init` and after `MPI_Finalize` errors are fatal.
+//! its default. Errors on a session go to the session's handler, and errors of
+//! `MPI_Session_init` to the handler it was given; these need no runtime. Other errors before
+//! `MPI_Init` and after `MPI_Finalize` are fatal.
+//!
+//! User error handlers live in a process-wide table with its own mutex ([`with_table`]), not
+//! in the runtime: `MPI_Session_create_errhandler` may run before any initialisation, and a
+//! handler outlives the runtime a session started. Code inside `runtime::with` may take this
+//! table's lock (runtime lock, then table lock); this module never takes the runtime lock while
+//! holding it.
 
 use crate::core::error::ErrObj;
 use crate::core::error::{class_string, MpiError};
+use crate::core::objects::slab::{kind, Slab};
 use crate::core::runtime;
 use crate::mpi_abi::consts::*;
 use crate::mpi_abi::types::MPI_Comm;
+use parking_lot::Mutex;
 
 /// A communicator's error handler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,6 +45,105 @@ pub struct UserErrh {
     pub refs: u32,
 }
 
+/// The user function of an error handler and the handle it is called with.
+pub type Target = (unsafe extern "C" fn(*mut MPI_Comm, *mut i32), usize);
+
+static TABLE: Mutex<Option<Slab<UserErrh>>> = Mutex::new(None);
+
+/// Runs `f` on the table of user error handlers (created on first use).
+pub fn with_table<R>(f: impl FnOnce(&mut Slab<UserErrh>) -> R) -> R {
+    let mut guard = TABLE.lock();
+    f(guard.get_or_insert_with(|| Slab::new(kind::ERRHANDLER)))
+}
+
+/// Registers a user handler function; its handle (one reference, the user's).
+pub fn create(func: unsafe extern "C" fn(*mut MPI_Comm, *mut i32)) -> Option<usize> {
+    with_table(|t| t.insert(UserErrh { func, refs: 1 }).map(|i| t.handle(i)))
+}
+
+/// The user handler behind handle `h`, if valid.
+pub fn decode(h: usize) -> Option<u32> {
+    with_table(|t| t.decode(h))
+}
+
+/// The handle of user handler `i`.
+pub fn handle_at(i: u32) -> Option<usize> {
+    with_table(|t| t.get(i).map(|_| t.handle(i)))
+}
+
+/// Takes one more reference to `e` (an object starts using it, or a handle is returned).
+pub fn take_ref(e: Errh) {
+    if let Errh::User(i) = e {
+        with_table(|t| {
+            if let Some(u) = t.get_mut(i) {
+                u.refs += 1;
+            }
+        })
+    }
+}
+
+/// Drops one reference to `e`; the handler goes when the last one does.
+pub fn drop_ref(e: Errh) {
+    if let Errh::User(i) = e {
+        with_table(|t| {
+            if let Some(u) = t.get_mut(i) {
+                u.refs -= 1;
+                if u.refs == 0 {
+                    t.remove(i);
+                }
+            }
+        })
+    }
+}
+
+/// The handle that stands for `e`, taking a reference for a user handler (what
+/// `MPI_*_get_errhandler` returns).
+pub fn handle_of(e: Errh) -> usize {
+    match e {
+        Errh::Fatal => MPI_ERRORS_ARE_FATAL,
+        Errh::Abort => MPI_ERRORS_ABORT,
+        Errh::Return => MPI_ERRORS_RETURN,
+        Errh::User(i) => {
+            take_ref(e);
+            with_table(|t| t.handle(i))
+        }
+    }
+}
+
+/// The handler `h` names (predefined or user); `MPI_ERR_ARG` when it names none.
+pub fn resolve(h: usize) -> crate::core::error::MpiResult<Errh> {
+    use crate::core::error::fail;
+    if let Some(e) = predefined(h) {
+        return Ok(e);
+    }
+    match decode(h) {
+        Some(i) => Ok(Errh::User(i)),
+        None if h == MPI_ERRHANDLER_NULL => {
+            fail(MPI_ERR_ARG, "the error handler is MPI_ERRHANDLER_NULL")
+        }
+        None => fail(MPI_ERR_ARG, format!("invalid error handler {h:#x}")),
+    }
+}
+
+/// What handler `e` does, with the function and handle to call for a user handler that is
+/// called on `handle`.
+pub fn target(e: Errh, handle: usize) -> (Errh, Option<Target>) {
+    match e {
+        Errh::User(u) => (e, with_table(|t| t.get(u).map(|x| (x.func, handle)))),
+        other => (other, None),
+    }
+}
+
+/// The handler of an object that needs no runtime to find it: a session, or the handler
+/// given to `MPI_Session_init`. `None` for other objects (and invalid sessions).
+fn runtime_free_target(obj: ErrObj) -> Option<(Errh, Option<Target>)> {
+    match obj {
+        ErrObj::Session(h) => crate::core::objects::session::errh_of(h).map(|e| target(e, h)),
+        ErrObj::Handler(h) => resolve(h).ok().map(|e| target(e, MPI_SESSION_NULL)),
+        _ => None,
+    }
+}
+
 /// Gives `err`, raised by function `name` on `obj`, to the right error handler and returns the
 /// error code the C function returns (when the handler returns at all).
 #[cold]
@@ -42,7 +151,8 @@ pub struct UserErrh {
 pub fn raise(name: &'static str, obj: ErrObj, err: MpiError) -> i32 {
     let obj = err.object().unwrap_or(obj);
     let class = err.class();
-    let target = runtime::with_quiet(|rt| Ok(rt.handler_for(obj))).ok();
+    let target =
+        runtime_free_target(obj).or_else(|| runtime::with_quiet(|rt| Ok(rt.handler_for(obj))).ok());
     match target {
         None => fatal(name, &err, "MPI is not initialized (or already finalized)"),
         Some((Errh::Return, _)) => class,

@@ -16,11 +16,15 @@ use crate::mpi_abi::consts::*;
 pub struct Group {
     /// World ranks in group-rank order (no duplicates).
     pub members: Vec<u32>,
+    /// The session the group derives from (its id; `None`: the world model). Communicators
+    /// made from the group belong to that session (its buffered-send buffer serves them).
+    pub session: Option<u32>,
 }
 
 /// The empty group (`MPI_GROUP_EMPTY`).
 pub static EMPTY: Group = Group {
     members: Vec::new(),
+    session: None,
 };
 
 /// Position of each world rank in a list: `pos[w]` is the index of world rank `w`, or -1.
@@ -50,12 +54,26 @@ impl Index {
 impl Group {
     /// A group of the given world ranks, in group-rank order.
     pub fn new(members: Vec<u32>) -> Group {
-        Group { members }
+        Group {
+            members,
+            session: None,
+        }
+    }
+
+    /// A group of `members` derived from this one (it keeps the session).
+    fn derived(&self, members: Vec<u32>) -> Group {
+        Group {
+            members,
+            session: self.session,
+        }
     }
 
     /// The local group of an intracommunicator (its ranks in order).
     pub fn of_comm(c: &Comm) -> Group {
-        Group::new(c.members())
+        Group {
+            members: c.members(),
+            session: c.session,
+        }
     }
 
     /// Number of processes.
@@ -91,14 +109,14 @@ impl Group {
         let idx = Index::of(&self.members);
         let mut members = self.members.clone();
         members.extend(other.members.iter().filter(|&&m| idx.get(m).is_none()));
-        Group::new(members)
+        self.derived(members)
     }
 
     /// `MPI_Group_intersection`: the members of `self` that are also in `other`, in `self`'s
     /// order.
     pub fn intersection(&self, other: &Group) -> Group {
         let idx = Index::of(&other.members);
-        Group::new(
+        self.derived(
             self.members
                 .iter()
                 .copied()
@@ -111,7 +129,7 @@ impl Group {
     /// order.
     pub fn difference(&self, other: &Group) -> Group {
         let idx = Index::of(&other.members);
-        Group::new(
+        self.derived(
             self.members
                 .iter()
                 .copied()
@@ -155,15 +173,13 @@ impl Group {
     /// `MPI_Group_incl`: the members at `ranks`, in that order.
     pub fn incl(&self, ranks: &[i32]) -> MpiResult<Group> {
         self.rank_mask(ranks)?;
-        Ok(Group::new(
-            ranks.iter().map(|&r| self.members[r as usize]).collect(),
-        ))
+        Ok(self.derived(ranks.iter().map(|&r| self.members[r as usize]).collect()))
     }
 
     /// `MPI_Group_excl`: the members not at `ranks`, in group order.
     pub fn excl(&self, ranks: &[i32]) -> MpiResult<Group> {
         let mask = self.rank_mask(ranks)?;
-        Ok(Group::new(
+        Ok(self.derived(
             self.members
                 .iter()
                 .zip(mask)
@@ -223,9 +239,7 @@ impl Group {
     /// `MPI_Group_range_incl`.
     pub fn range_incl(&self, ranges: &[[i32; 3]]) -> MpiResult<Group> {
         let ranks = self.expand_ranges(ranges)?;
-        Ok(Group::new(
-            ranks.iter().map(|&r| self.members[r as usize]).collect(),
-        ))
+        Ok(self.derived(ranks.iter().map(|&r| self.members[r as usize]).collect()))
     }
 
     /// `MPI_Group_range_excl`.

@@ -8,6 +8,7 @@ pub mod context;
 pub mod errhandler;
 pub mod group;
 pub mod info;
+pub mod session;
 pub mod slab;
 pub mod team;
 pub mod topo;

@@ -32,6 +32,8 @@ pub mod kind {
     pub const WIN: usize = 0xA;
     /// Open file (MPI-IO).
     pub const FILE: usize = 0xB;
+    /// Session (MPI-4).
+    pub const SESSION: usize = 0xC;
 }
 
 const MAX_INDEX: usize = (1 << 20) - 2;

@@ -78,11 +78,14 @@ impl BsendBuffer {
     }
 }
 
-/// Which buffer: the process's or a communicator's (by communicator index).
+/// Which buffer: the process's, a session's (by session id) or a communicator's (by
+/// communicator index).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
     /// `MPI_Buffer_attach`.
     Process,
+    /// `MPI_Session_attach_buffer` on the session with this id.
+    Session(u32),
     /// `MPI_Comm_attach_buffer` on the communicator with this index.
     Comm(u32),
 }
@@ -94,6 +97,8 @@ pub struct BsendBuffers {
     process: BsendBuffer,
     /// Communicator buffers, by communicator index (few: a linear search).
     comms: Vec<(u32, BsendBuffer)>,
+    /// Session buffers, by session id (few: a linear search).
+    sessions: Vec<(u32, BsendBuffer)>,
     /// Buffers of freed communicators whose messages are still in flight.
     draining: Vec<BsendBuffer>,
     /// Messages in flight over all buffers (completions of other internal requests skip the
@@ -106,23 +111,46 @@ impl BsendBuffers {
     pub fn get(&self, scope: Scope) -> Option<&BsendBuffer> {
         match scope {
             Scope::Process => Some(&self.process),
+            Scope::Session(s) => self.sessions.iter().find(|e| e.0 == s).map(|e| &e.1),
             Scope::Comm(c) => self.comms.iter().find(|e| e.0 == c).map(|e| &e.1),
         }
     }
 
-    /// The scope whose buffer a buffered send on communicator `comm` uses: the
-    /// communicator's if it has one attached, else the process's.
-    pub fn scope_for(&self, comm: u32) -> Scope {
-        match self.get(Scope::Comm(comm)) {
-            Some(b) if b.space != Space::None => Scope::Comm(comm),
-            _ => Scope::Process,
+    /// The scope whose buffer a buffered send on communicator `comm` (of `session`, if one)
+    /// uses: the communicator's if it has one attached, else its session's, else the
+    /// process's.
+    pub fn scope_for(&self, comm: u32, session: Option<u32>) -> Scope {
+        let attached = |scope| {
+            self.get(scope)
+                .is_some_and(|b: &BsendBuffer| b.space != Space::None)
+        };
+        if attached(Scope::Comm(comm)) {
+            Scope::Comm(comm)
+        } else if let Some(s) = session.filter(|&s| attached(Scope::Session(s))) {
+            Scope::Session(s)
+        } else {
+            Scope::Process
         }
     }
 
     fn get_mut(&mut self, scope: Scope) -> Option<&mut BsendBuffer> {
         match scope {
             Scope::Process => Some(&mut self.process),
+            Scope::Session(s) => self
+                .sessions
+                .iter_mut()
+                .find(|e| e.0 == s)
+                .map(|e| &mut e.1),
             Scope::Comm(c) => self.comms.iter_mut().find(|e| e.0 == c).map(|e| &mut e.1),
+        }
+    }
+
+    /// The keyed list a non-process scope lives in, and its key.
+    fn list_of(&mut self, scope: Scope) -> Option<(&mut Vec<(u32, BsendBuffer)>, u32)> {
+        match scope {
+            Scope::Process => None,
+            Scope::Session(s) => Some((&mut self.sessions, s)),
+            Scope::Comm(c) => Some((&mut self.comms, c)),
         }
     }
 
@@ -131,6 +159,7 @@ impl BsendBuffers {
         if self.get(scope).is_some_and(|b| b.space != Space::None) {
             let what = match scope {
                 Scope::Process => "the process",
+                Scope::Session(_) => "this session",
                 Scope::Comm(_) => "this communicator",
             };
             return fail(
@@ -141,11 +170,11 @@ impl BsendBuffers {
         match self.get_mut(scope) {
             Some(b) => b.space = space,
             None => {
-                let Scope::Comm(c) = scope else {
-                    unreachable!("the process buffer always exists")
-                };
-                self.comms.push((
-                    c,
+                let (list, key) = self
+                    .list_of(scope)
+                    .expect("the process buffer always exists");
+                list.push((
+                    key,
                     BsendBuffer {
                         space,
                         used: Vec::new(),
@@ -158,20 +187,20 @@ impl BsendBuffers {
 
     /// Detaches the buffer of `scope` (which has no message in flight): what was attached.
     pub fn detach(&mut self, scope: Scope) -> Space {
-        match scope {
-            Scope::Process => std::mem::take(&mut self.process.space),
-            Scope::Comm(c) => match self.comms.iter().position(|e| e.0 == c) {
-                Some(i) => {
-                    let (_, b) = self.comms.swap_remove(i);
-                    let space = b.space;
-                    if !b.used.is_empty() {
-                        // Not expected (the caller waited), but the messages must stay tracked.
-                        self.draining.push(b);
-                    }
-                    space
+        let Some((list, key)) = self.list_of(scope) else {
+            return std::mem::take(&mut self.process.space);
+        };
+        match list.iter().position(|e| e.0 == key) {
+            Some(i) => {
+                let (_, b) = list.swap_remove(i);
+                let space = b.space;
+                if !b.used.is_empty() {
+                    // Not expected (the caller waited), but the messages must stay tracked.
+                    self.draining.push(b);
                 }
-                None => Space::None,
-            },
+                space
+            }
+            None => Space::None,
         }
     }
 
@@ -208,6 +237,7 @@ impl BsendBuffers {
     fn release_slow(&mut self, req: u32) {
         let found = self.process.release(req)
             || self.comms.iter_mut().any(|(_, b)| b.release(req))
+            || self.sessions.iter_mut().any(|(_, b)| b.release(req))
             || self.draining.iter_mut().any(|b| b.release(req));
         if found {
             self.in_flight -= 1;
@@ -218,11 +248,12 @@ impl BsendBuffers {
     /// Communicator `comm` is freed: its buffer is detached; messages still in flight from it
     /// keep being tracked until they complete.
     pub fn forget_comm(&mut self, comm: u32) {
-        if let Some(i) = self.comms.iter().position(|e| e.0 == comm) {
-            let (_, b) = self.comms.swap_remove(i);
-            if !b.used.is_empty() {
-                self.draining.push(b);
-            }
-        }
+        self.detach(Scope::Comm(comm));
+    }
+
+    /// Session `session` ends: its buffer is detached; messages still in flight from it keep
+    /// being tracked until they complete.
+    pub fn forget_session(&mut self, session: u32) {
+        self.detach(Scope::Session(session));
     }
 }

@@ -491,7 +491,8 @@ impl Runtime {
         // Completed buffered sends release their space as they complete; make progress first
         // so the space of finished ones is free.
         let _ = self.progress()?;
-        let scope = self.bsend.scope_for(a.comm);
+        let session = self.comms.get(a.comm).and_then(|c| c.session);
+        let scope = self.bsend.scope_for(a.comm, session);
         let b = self.bsend.buffer(scope);
         let (off, copy) = match b.space {
             Space::Automatic => (0, None),

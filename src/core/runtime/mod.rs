@@ -16,7 +16,7 @@ use crate::core::error::{fail, MpiError, MpiResult};
 use crate::core::objects::attr::Keyvals;
 use crate::core::objects::comm::{Comm, RankMap, CONTEXTS_PER_ID, SELF, WORLD};
 use crate::core::objects::context::ContextPool;
-use crate::core::objects::errhandler::{Errh, UserErrh};
+use crate::core::objects::errhandler::{self, Errh};
 use crate::core::objects::group::Group;
 use crate::core::objects::slab::{kind, Slab};
 use crate::core::p2p::bsend::BsendBuffers;
@@ -50,8 +50,6 @@ pub struct Runtime {
     pub reqs: Requests,
     /// Messages taken by `MPI_Mprobe`, with their communicator index.
     pub messages: Slab<(Unexpected, u32)>,
-    /// User error handlers.
-    pub errhandlers: Slab<UserErrh>,
     /// Matching queues (per VCI) and the fast paths' communicator caches.
     pub matchers: Matchers,
     /// The VCIs.
@@ -62,6 +60,11 @@ pub struct Runtime {
     pub shm_lanes: Vec<Option<EngineBox>>,
     /// Local rank of each world rank (`u32::MAX`: on another node).
     pub local_of_world: Vec<u32>,
+    /// Node of each world rank: an index into `node_names`, numbered in order of each
+    /// node's lowest world rank.
+    pub node_of_world: Vec<u32>,
+    /// The job's nodes, as the launcher names them.
+    pub node_names: Vec<String>,
     /// The network transport (present when the job spans nodes).
     pub net: Option<Box<NetEngine>>,
     /// Buffers of buffered-mode sends (`MPI_Buffer_attach`, `MPI_Comm_attach_buffer`).
@@ -155,6 +158,35 @@ static G: Global = Global {
 static BOOT: Mutex<Option<Box<dyn Bootstrap>>> = Mutex::new(None);
 /// World rank for messages, readable without the runtime.
 static RANK_HINT: AtomicI32 = AtomicI32::new(-1);
+
+/// The world model (`MPI_Init` .. `MPI_Finalize`): not started yet.
+const WORLD_NONE: u8 = 0;
+/// The world model is initialised.
+const WORLD_ACTIVE: u8 = 1;
+/// `MPI_Finalize` has run.
+const WORLD_DONE: u8 = 2;
+/// Where the world model stands (`MPI_Initialized`, `MPI_Finalized`), apart from the runtime,
+/// which sessions may start before and keep after it.
+static WORLD_MODEL: AtomicU8 = AtomicU8::new(WORLD_NONE);
+
+/// Who holds the runtime: the world model and the live sessions. Its lock orders
+/// initialisation and finalisation between threads (sessions may start from any thread).
+struct Holders {
+    /// Live sessions.
+    sessions: usize,
+    /// The job was quiesced (the collective part of finalisation ran) when the last holder
+    /// let go; the runtime stays, dormant, for a later session, and the process's exit
+    /// tears it down.
+    dormant: bool,
+    /// The exit hook that tears down a dormant runtime is registered.
+    exit_hook: bool,
+}
+
+static HOLDERS: Mutex<Holders> = Mutex::new(Holders {
+    sessions: 0,
+    dormant: false,
+    exit_hook: false,
+});
 
 thread_local! {
     static IS_MAIN: Cell<bool> = const { Cell::new(false) };
@@ -303,17 +335,15 @@ fn wait_marked<R>(
     }
 }
 
-/// Whether `MPI_Init` has completed (`MPI_Initialized`).
+/// Whether `MPI_Init` has completed (`MPI_Initialized`): the world model only, as MPI-4 says
+/// (sessions do not count).
 pub fn initialized() -> bool {
-    matches!(
-        G.state.load(Ordering::Acquire),
-        READY | READY_LOCKED | READY_DELEGATED | FINALIZED
-    )
+    WORLD_MODEL.load(Ordering::Acquire) != WORLD_NONE
 }
 
 /// Whether `MPI_Finalize` has completed (`MPI_Finalized`).
 pub fn finalized() -> bool {
-    G.state.load(Ordering::Acquire) == FINALIZED
+    WORLD_MODEL.load(Ordering::Acquire) == WORLD_DONE
 }
 
 /// Whether the calling thread called `MPI_Init` (`MPI_Is_thread_main`).
@@ -337,29 +367,99 @@ pub fn abort_job(code: i32, message: &str) -> ! {
     std::process::exit(if code == 0 { 1 } else { code & 0xff });
 }
 
-/// `MPI_Init_thread`: builds the runtime. Returns the provided thread level.
-pub fn init(required: i32) -> MpiResult<i32> {
-    let provided = match required {
+/// The thread level a request names; `MPI_ERR_ARG` for a value that is none.
+fn thread_level(required: i32) -> MpiResult<i32> {
+    match required {
         MPI_THREAD_SINGLE | MPI_THREAD_FUNNELED | MPI_THREAD_SERIALIZED | MPI_THREAD_MULTIPLE => {
-            required
+            Ok(required)
         }
-        _ => return fail(MPI_ERR_ARG, format!("invalid thread level {required}")),
-    };
-    if G.state
-        .compare_exchange(UNINIT, BUSY, Ordering::AcqRel, Ordering::Acquire)
-        .is_err()
-    {
+        _ => fail(MPI_ERR_ARG, format!("invalid thread level {required}")),
+    }
+}
+
+/// `MPI_Init_thread`: starts the world model, building the runtime unless a session already
+/// did. Returns the provided thread level (a runtime a session started keeps its level).
+pub fn init(required: i32) -> MpiResult<i32> {
+    let provided = thread_level(required)?;
+    let mut holders = HOLDERS.lock();
+    if WORLD_MODEL.load(Ordering::Acquire) != WORLD_NONE {
         return fail(
             MPI_ERR_OTHER,
             "MPI_Init called more than once (or after MPI_Finalize)",
         );
+    }
+    let provided = acquire(&mut holders, provided)?;
+    IS_MAIN.with(|m| m.set(true));
+    WORLD_MODEL.store(WORLD_ACTIVE, Ordering::Release);
+    Ok(provided)
+}
+
+/// `MPI_Session_init`: one more session on the runtime, building it (at thread level
+/// `required`) if nothing holds it yet, or waking it if the last holder left it dormant.
+/// Returns the thread level the session gets: the runtime's.
+pub fn session_start(required: i32) -> MpiResult<i32> {
+    let required = thread_level(required)?;
+    let mut holders = HOLDERS.lock();
+    let provided = acquire(&mut holders, required)?;
+    holders.sessions += 1;
+    if !holders.exit_hook {
+        // SAFETY: registers a plain `extern "C" fn()` that catches its own panics.
+        if unsafe { libc::atexit(teardown_at_exit) } == 0 {
+            holders.exit_hook = true;
+        }
+    }
+    Ok(provided)
+}
+
+/// `MPI_Session_finalize`: one session fewer. When it was the last holder of the runtime,
+/// the job is quiesced (collective, as the finalisation of MPI is) and the runtime stays,
+/// dormant, for a later session; the process's exit tears it down.
+pub fn session_end() -> MpiResult<()> {
+    let mut holders = HOLDERS.lock();
+    holders.sessions = holders.sessions.saturating_sub(1);
+    if holders.sessions == 0 && WORLD_MODEL.load(Ordering::Acquire) != WORLD_ACTIVE {
+        quiesce()?;
+        holders.dormant = true;
+    }
+    Ok(())
+}
+
+/// The runtime for a new holder: built at `required` when there is none, woken when dormant.
+/// Returns its thread level.
+fn acquire(holders: &mut Holders, required: i32) -> MpiResult<i32> {
+    match G.state.load(Ordering::Acquire) {
+        UNINIT => start(required),
+        FINALIZED => fail(
+            MPI_ERR_OTHER,
+            "MPI_Finalize has ended MPI in this process (no session was open then), and hympi cannot start it again; open the session before MPI_Finalize",
+        ),
+        _ => {
+            if std::mem::take(&mut holders.dormant) {
+                with(|rt| {
+                    if let Some(n) = rt.net.as_mut() {
+                        n.set_closing(false);
+                    }
+                    Ok(())
+                })?;
+            }
+            with(|rt| Ok(rt.thread_level))
+        }
+    }
+}
+
+/// Builds the runtime at thread level `provided` and opens it.
+fn start(provided: i32) -> MpiResult<i32> {
+    if G.state
+        .compare_exchange(UNINIT, BUSY, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return fail(MPI_ERR_OTHER, "MPI is being initialised by another thread");
     }
     match build(provided) {
         Ok(rt) => {
             RANK_HINT.store(rt.world_rank, Ordering::Relaxed);
             // SAFETY: state is BUSY, so no other thread reads `rt` until the store below.
             unsafe { *G.rt.get() = Box::into_raw(rt) };
-            IS_MAIN.with(|m| m.set(true));
             let async_progress = crate::core::threads::async_progress::requested();
             let state = if provided == MPI_THREAD_MULTIPLE || async_progress {
                 match vci::queued() {
@@ -414,6 +514,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     let mut locals = Vec::new();
     // The job's nodes, each once.
     let mut nodes: Vec<String> = Vec::new();
+    let mut node_of_world = vec![0u32; size as usize];
     if size > 1 {
         boot.put(&format!("host-{rank}"), &host)
             .map_err(|e| io_err("PMI put", e))?;
@@ -427,14 +528,19 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
                 locals.push(r);
             }
             if let Some(h) = h {
-                if !nodes.contains(&h) {
-                    nodes.push(h);
-                }
+                node_of_world[r as usize] = match nodes.iter().position(|n| *n == h) {
+                    Some(i) => i as u32,
+                    None => {
+                        nodes.push(h);
+                        nodes.len() as u32 - 1
+                    }
+                };
             }
         }
     } else {
         local_of_world[0] = 0;
         locals.push(0);
+        nodes.push(host.clone());
     }
     let nlocal = locals.len();
     // The machine's ranks, which may be several (virtual) nodes' worth.
@@ -571,12 +677,13 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
             reqs
         },
         messages: Slab::new(kind::MESSAGE),
-        errhandlers: Slab::new(kind::ERRHANDLER),
         matchers: Matchers::new(pool),
         vcis: pool,
         shm,
         shm_lanes,
         local_of_world,
+        node_of_world,
+        node_names: nodes,
         net,
         bsend: BsendBuffers::default(),
         eager_max,
@@ -608,10 +715,28 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     }))
 }
 
-/// `MPI_Finalize`: flushes outgoing traffic, waits for the node's ranks, and tears down.
+/// `MPI_Finalize`: ends the world model. Unless a session still holds the runtime, flushes
+/// outgoing traffic, waits for the job's ranks, and tears down.
 pub fn finalize() -> MpiResult<()> {
-    // Drain internal traffic (acknowledgements, streamed data) and synchronise the node so no
-    // rank leaves while a peer still needs it.
+    let mut holders = HOLDERS.lock();
+    if WORLD_MODEL.load(Ordering::Acquire) != WORLD_ACTIVE {
+        return not_ready(G.state.load(Ordering::Acquire));
+    }
+    if holders.sessions > 0 {
+        // The sessions keep the runtime; the last one to end quiesces the job.
+        WORLD_MODEL.store(WORLD_DONE, Ordering::Release);
+        return Ok(());
+    }
+    quiesce()?;
+    holders.dormant = false;
+    teardown()?;
+    WORLD_MODEL.store(WORLD_DONE, Ordering::Release);
+    Ok(())
+}
+
+/// The collective part of finalisation: drains internal traffic (acknowledgements, streamed
+/// data) and synchronises the job, so that no rank leaves while a peer still needs it.
+fn quiesce() -> MpiResult<()> {
     wait_for(|rt| Ok(rt.transport_idle().then_some(())))?;
     if with(|rt| Ok(rt.net.is_some()))? {
         // Every rank has received all it was sent before its endpoint closes: a barrier over
@@ -621,7 +746,7 @@ pub fn finalize() -> MpiResult<()> {
         wait_for(|rt| Ok(rt.transport_idle().then_some(())))?;
         with(|rt| {
             if let Some(n) = rt.net.as_mut() {
-                n.set_closing();
+                n.set_closing(true);
             }
             Ok(())
         })?;
@@ -630,7 +755,28 @@ pub fn finalize() -> MpiResult<()> {
                 .map_err(|e| io_err("PMI barrier at finalize", e))?;
         }
     }
-    with(|rt| rt.node_barrier())?;
+    with(|rt| rt.node_barrier())
+}
+
+/// The exit hook of a process that used sessions: tears a dormant runtime down (the local
+/// part of finalisation, and the process manager's `finalize`). A runtime still held (a live
+/// session, or the world model without `MPI_Finalize`) is left alone: the process ends
+/// without finalising, as one that never called `MPI_Session_finalize`.
+extern "C" fn teardown_at_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        let Some(mut holders) = HOLDERS.try_lock() else {
+            return;
+        };
+        if holders.dormant && holders.sessions == 0 {
+            holders.dormant = false;
+            let _ = teardown();
+        }
+    });
+}
+
+/// The local part of finalisation, after [`quiesce`]: stops the helper threads, frees the
+/// runtime, and tells the process manager.
+fn teardown() -> MpiResult<()> {
     // No other thread is inside MPI: nothing is posted to the communication thread any more.
     if vci::queued() == vci::Queued::Offload {
         G.state.store(READY_LOCKED, Ordering::Release);
@@ -694,29 +840,14 @@ pub fn abort(code: i32, message: &str) -> ! {
 impl Runtime {
     /// The handler an error on `obj` goes to, with the function and handle to call for user
     /// handlers.
-    #[allow(clippy::type_complexity)]
-    pub fn handler_for(
-        &self,
-        obj: ErrObj,
-    ) -> (
-        Errh,
-        Option<(
-            unsafe extern "C" fn(*mut crate::mpi_abi::types::MPI_Comm, *mut i32),
-            usize,
-        )>,
-    ) {
+    pub fn handler_for(&self, obj: ErrObj) -> (Errh, Option<errhandler::Target>) {
         let (idx, handle) = match obj {
             ErrObj::Comm(h) => match self.comm_index(h) {
                 Some(i) => (i, h),
                 None => (WORLD, MPI_COMM_WORLD),
             },
             ErrObj::Win(h) => match self.wins.decode(h).and_then(|i| self.wins.get(i)) {
-                Some(w) => {
-                    return match w.errh {
-                        Errh::User(u) => (w.errh, self.errhandlers.get(u).map(|e| (e.func, h))),
-                        other => (other, None),
-                    }
-                }
+                Some(w) => return errhandler::target(w.errh, h),
                 // An invalid window: the communicator rules (as MPICH does).
                 None if self.self_errh_set => (SELF, MPI_COMM_SELF),
                 None => (WORLD, MPI_COMM_WORLD),
@@ -727,19 +858,13 @@ impl Runtime {
                     Some(f) => f.errh,
                     None => self.file_null_errh,
                 };
-                return match e {
-                    Errh::User(u) => (e, self.errhandlers.get(u).map(|x| (x.func, h))),
-                    other => (other, None),
-                };
+                return errhandler::target(e, h);
             }
             _ if self.self_errh_set => (SELF, MPI_COMM_SELF),
             _ => (WORLD, MPI_COMM_WORLD),
         };
         let errh = self.comms.get(idx).map(|c| c.errh).unwrap_or(Errh::Fatal);
-        match errh {
-            Errh::User(u) => (errh, self.errhandlers.get(u).map(|e| (e.func, handle))),
-            other => (other, None),
-        }
+        errhandler::target(errh, handle)
     }
 
     /// Communicator table index of a handle, if valid.
@@ -820,23 +945,12 @@ impl Runtime {
 
     /// Takes one more reference to error handler `e` (a communicator starts using it).
     pub fn errh_ref(&mut self, e: Errh) {
-        if let Errh::User(i) = e {
-            if let Some(u) = self.errhandlers.get_mut(i) {
-                u.refs += 1;
-            }
-        }
+        errhandler::take_ref(e)
     }
 
     /// Drops one reference to an error handler (a communicator let go of it).
     pub fn errh_unref(&mut self, e: Errh) {
-        if let Errh::User(i) = e {
-            if let Some(u) = self.errhandlers.get_mut(i) {
-                u.refs -= 1;
-                if u.refs == 0 {
-                    self.errhandlers.remove(i);
-                }
-            }
-        }
+        errhandler::drop_ref(e)
     }
 
     /// Publishes whether this rank is blocked waiting (see `ShmEngine::set_waiting`).

@@ -296,6 +296,7 @@ pub fn comm_create_multiplex(comm: usize, streams: &[usize]) -> MpiResult<usize>
                         info: crate::core::objects::info::Info::default(),
                         attrs: Vec::new(),
                         topo: None,
+                        session: None,
                     },
                 )?;
                 let pidx = rt.comm_index(ph).expect("pair communicator");

@@ -317,9 +317,10 @@ impl NetEngine {
         self.failed.as_deref()
     }
 
-    /// Marks the engine as finalizing: peers closing their connections is expected now.
-    pub fn set_closing(&mut self) {
-        self.closing = true;
+    /// Marks the engine as finalizing (`true`: peers closing their connections is expected
+    /// now) or as in use again (`false`: a session woke a quiesced runtime).
+    pub fn set_closing(&mut self, closing: bool) {
+        self.closing = closing;
     }
 
     /// Buffer `slot` (header at its start).

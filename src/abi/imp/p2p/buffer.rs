@@ -212,3 +212,53 @@ pub(crate) unsafe fn MPI_Comm_iflush_buffer(
     };
     buffer_iflush(scope, Some(idx), request)
 }
+
+/// The scope of session `session`'s buffer.
+fn session_scope(session: MPI_Session) -> MpiResult<Scope> {
+    Ok(Scope::Session(
+        crate::core::objects::session::get(session as usize)?.id,
+    ))
+}
+
+pub(crate) unsafe fn MPI_Session_attach_buffer(
+    session: MPI_Session,
+    buffer: *mut c_void,
+    size: c_int,
+) -> MpiResult<()> {
+    buffer_attach(session_scope(session)?, buffer, size as MPI_Count)
+}
+
+pub(crate) unsafe fn MPI_Session_attach_buffer_c(
+    session: MPI_Session,
+    buffer: *mut c_void,
+    size: MPI_Count,
+) -> MpiResult<()> {
+    buffer_attach(session_scope(session)?, buffer, size)
+}
+
+pub(crate) unsafe fn MPI_Session_detach_buffer(
+    session: MPI_Session,
+    buffer_addr: *mut c_void,
+    size: *mut c_int,
+) -> MpiResult<()> {
+    put_detached(buffer_addr, size, c_int::MAX, session_scope(session)?)
+}
+
+pub(crate) unsafe fn MPI_Session_detach_buffer_c(
+    session: MPI_Session,
+    buffer_addr: *mut c_void,
+    size: *mut MPI_Count,
+) -> MpiResult<()> {
+    put_detached(buffer_addr, size, MPI_Count::MAX, session_scope(session)?)
+}
+
+pub(crate) unsafe fn MPI_Session_flush_buffer(session: MPI_Session) -> MpiResult<()> {
+    buffer_flush(session_scope(session)?)
+}
+
+pub(crate) unsafe fn MPI_Session_iflush_buffer(
+    session: MPI_Session,
+    request: *mut MPI_Request,
+) -> MpiResult<()> {
+    buffer_iflush(session_scope(session)?, None, request)
+}
