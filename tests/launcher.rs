@@ -375,7 +375,10 @@ fn usage_errors_help_and_version() {
     assert_eq!(r.code(), Some(2), "{r:?}");
     assert!(r.stderr.contains("no program given"), "{r:?}");
     assert_eq!(hympiexec(&["-n", "0", "true"]).code(), Some(2));
-    assert_eq!(hympiexec(&["--bind-to", "socket", "true"]).code(), Some(2));
+    assert_eq!(
+        hympiexec(&["--bind-to", "hwthread", "true"]).code(),
+        Some(2)
+    );
     let r = hympiexec(&["--help"]);
     assert_eq!(r.code(), Some(0));
     assert!(r.stdout.contains("Usage: hympiexec"), "{r:?}");

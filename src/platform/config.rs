@@ -56,6 +56,8 @@ pub enum Knob {
     HostRanks,
     /// `HYMPI_OFI_DIRECT_MIN`.
     OfiDirectMin,
+    /// `HYMPI_BIND`.
+    Bind,
 }
 
 /// What values a knob takes.
@@ -348,6 +350,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Transport,
         verbosity: Verbosity::TunerDetail,
         doc: "network rendezvous messages of at least this many bytes go straight between the two user buffers (one tagged send, carried by the provider's own rendezvous); smaller ones, and all with off, are streamed in 32 KiB chunks through the transport's buffers (tcp;ofi_rxm: chunks win below 128 KiB, the direct send above)",
+    },
+    KnobSpec {
+        knob: Knob::Bind,
+        name: "HYMPI_BIND",
+        kind: Kind::Flag,
+        default: "1",
+        category: Category::Threads,
+        verbosity: Verbosity::UserBasic,
+        doc: "1: a rank that another launcher (Hydra, Slurm) started without a binding binds its threads at MPI_Init to its domain of cores (hympiexec's rule: the cores it may use split among the node's ranks in contiguous blocks; never wider than its affinity, nothing when oversubscribed); 0: leave the affinity alone",
     },
 ];
 

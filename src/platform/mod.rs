@@ -1,4 +1,5 @@
 //! Platform services: bootstrap, shared segments, CMA, waiting, configuration.
+pub mod affinity;
 pub mod bootstrap;
 pub mod cma;
 pub mod config;

@@ -12,9 +12,20 @@ with hympi (or MPICH) finds its peers.
 
 Options:
   -n N, -np N            number of ranks (default 1)
-  --bind-to core|numa|none
-                         pin rank i to core (or NUMA node) i, round-robin; default:
-                         core when N <= cores, none when oversubscribed
+  --bind-to core|l3cache|numa|socket|none
+                         bind each rank to its domain of cores (core, the default),
+                         or to the L3 caches, NUMA nodes or sockets its domain
+                         touches; none binds nothing. Domains: the cores split
+                         among the ranks in contiguous blocks (1 rank of 2 cores
+                         gets both), unbound when oversubscribed (an explicit
+                         core binding then puts one core per rank, round-robin).
+                         Each bound rank gets OMP_NUM_THREADS (its cores),
+                         OMP_PLACES (one place per core) and OMP_PROC_BIND=close
+                         unless they are set.
+  --cpus-per-rank M      domains of M cores (also --cpus-per-proc)
+  --map-by ppr:N:node[:pe=M]
+                         N ranks per (virtual) node, as -ppn N; pe=M as
+                         --cpus-per-rank M
   --report-bindings      print the CPUs each rank is bound to
   --tag-output           prefix each line of output with [rank]
   --nodes K              split the ranks into K virtual nodes of this machine, in
@@ -48,15 +59,32 @@ lost (exits, disconnects, or is silent for 4 s) ends the job. Rank 0's stdin is
 Exit status: that of the first rank to fail (128+N for death by signal N), the
 MPI_Abort code, or 0 when every rank exits 0.";
 
-/// Where ranks are pinned.
+/// Where ranks are pinned (see `binding`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BindTo {
-    /// One core per rank, round-robin over the cores.
+    /// The cores of the rank's domain.
     Core,
-    /// One NUMA node per rank, round-robin over the NUMA nodes.
+    /// The L3 caches the domain touches.
+    L3Cache,
+    /// The NUMA nodes the domain touches.
     Numa,
+    /// The sockets (packages) the domain touches.
+    Socket,
     /// No pinning.
     None,
+}
+
+impl BindTo {
+    /// The `--bind-to` word.
+    pub fn word(self) -> &'static str {
+        match self {
+            BindTo::Core => "core",
+            BindTo::L3Cache => "l3cache",
+            BindTo::Numa => "numa",
+            BindTo::Socket => "socket",
+            BindTo::None => "none",
+        }
+    }
 }
 
 /// One `-x` option.
@@ -75,6 +103,8 @@ pub struct Options {
     pub np: usize,
     /// Binding asked for; `None` means the default policy.
     pub bind_to: Option<BindTo>,
+    /// Cores per rank (`--cpus-per-rank`, `--map-by ...:pe=M`); `None`: the cores shared out.
+    pub cpus_per_rank: Option<usize>,
     /// Print each rank's CPU set.
     pub report_bindings: bool,
     /// Prefix output lines with `[rank] `.
@@ -160,11 +190,35 @@ fn parse_count(what: &str, v: &str) -> Result<usize, String> {
 pub fn parse_bind(v: &str) -> Result<BindTo, String> {
     match v {
         "core" | "cores" => Ok(BindTo::Core),
+        "l3cache" | "l3" => Ok(BindTo::L3Cache),
         "numa" => Ok(BindTo::Numa),
+        "socket" | "package" => Ok(BindTo::Socket),
         "none" => Ok(BindTo::None),
         _ => Err(format!(
-            "invalid --bind-to value {v:?} (expected core, numa or none)"
+            "invalid --bind-to value {v:?} (expected core, l3cache, numa, socket or none)"
         )),
+    }
+}
+
+/// Parses a `--map-by` value: `ppr:N:node[:pe=M]` gives (N, M).
+fn parse_map_by(v: &str) -> Result<(usize, Option<usize>), String> {
+    let bad = || format!("invalid --map-by value {v:?} (expected ppr:N:node or ppr:N:node:pe=M)");
+    let parts: Vec<&str> = v.split(':').collect();
+    match parts.as_slice() {
+        ["ppr", n, "node", rest @ ..] if rest.len() <= 1 => {
+            let n = parse_count("ranks per node", n).map_err(|_| bad())?;
+            let pe = match rest {
+                [] => None,
+                [pe] => Some(
+                    pe.strip_prefix("pe=")
+                        .ok_or_else(bad)
+                        .and_then(|m| parse_count("pe", m).map_err(|_| bad()))?,
+                ),
+                _ => unreachable!("at most one modifier"),
+            };
+            Ok((n, pe))
+        }
+        _ => Err(bad()),
     }
 }
 
@@ -192,6 +246,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
     let mut opts = Options {
         np: 1,
         bind_to: None,
+        cpus_per_rank: None,
         report_bindings: false,
         tag_output: false,
         env: Vec::new(),
@@ -261,6 +316,16 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
             "--launcher-exec" | "-launcher-exec" => opts.launcher_exec = Some(value()?),
             "-n" | "-np" | "--np" | "--n" => opts.np = parse_np(&value()?)?,
             "--bind-to" | "-bind-to" => opts.bind_to = Some(parse_bind(&value()?)?),
+            "--cpus-per-rank" | "-cpus-per-rank" | "--cpus-per-proc" | "-cpus-per-proc" => {
+                opts.cpus_per_rank = Some(parse_count("--cpus-per-rank", &value()?)?)
+            }
+            "--map-by" | "-map-by" => {
+                let (n, pe) = parse_map_by(&value()?)?;
+                opts.nodes = Some(NodeSplit::PerNode(n));
+                if pe.is_some() {
+                    opts.cpus_per_rank = pe;
+                }
+            }
             "-x" => opts.env.push(parse_env(&value()?)?),
             "--nodes" | "-nodes" => {
                 opts.nodes = Some(NodeSplit::Nodes(parse_count("--nodes", &value()?)?))
@@ -322,6 +387,26 @@ mod tests {
         assert_eq!(NodeSplit::PerNode(8).per_node(3), 3);
         assert!(run(&["--nodes", "0", "p"]).is_err());
         assert!(run(&["-ppn", "x", "p"]).is_err());
+    }
+
+    #[test]
+    fn placement_options() {
+        let o = run(&["--map-by", "ppr:2:node:pe=3", "-n", "4", "p"]).unwrap();
+        assert_eq!(o.nodes, Some(NodeSplit::PerNode(2)));
+        assert_eq!(o.cpus_per_rank, Some(3));
+        let o = run(&["--map-by=ppr:1:node", "p"]).unwrap();
+        assert_eq!(
+            (o.nodes, o.cpus_per_rank),
+            (Some(NodeSplit::PerNode(1)), None)
+        );
+        let o = run(&["--cpus-per-proc", "2", "--bind-to", "socket", "p"]).unwrap();
+        assert_eq!(
+            (o.bind_to, o.cpus_per_rank),
+            (Some(BindTo::Socket), Some(2))
+        );
+        for w in ["core", "l3cache", "numa", "socket", "none"] {
+            assert_eq!(parse_bind(w).unwrap().word(), w);
+        }
     }
 
     #[test]
@@ -396,7 +481,12 @@ mod tests {
             &["-n", "x", "p"],
             &["-n", "-3", "p"],
             &["-n", "4097", "p"],
-            &["--bind-to", "socket", "p"],
+            &["--bind-to", "hwthread", "p"],
+            &["--cpus-per-rank", "0", "p"],
+            &["--map-by", "ppr:2:socket", "p"],
+            &["--map-by", "ppr:x:node", "p"],
+            &["--map-by", "ppr:2:node:pe=", "p"],
+            &["--map-by", "ppr:2:node:cores=2", "p"],
             &["-x", "1A", "p"],
             &["-x", "A-B=1", "p"],
             &["-x", "=1", "p"],

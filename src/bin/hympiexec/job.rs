@@ -589,16 +589,19 @@ pub fn run(opts: &Options) -> i32 {
     if let Some(hosts) = &opts.hosts {
         return front::run(opts, hosts, &mut signals);
     }
-    let plan = binding::plan(opts.bind_to, np);
+    let plan = binding::plan(
+        binding::Request {
+            bind_to: opts.bind_to,
+            cpus_per_rank: opts.cpus_per_rank,
+        },
+        np,
+    );
     if let Some(w) = &plan.warning {
         report!("{w}");
     }
     if opts.report_bindings {
-        for (r, cpus) in plan.cpus.iter().enumerate() {
-            match cpus {
-                Some(c) => report!("rank {r} bound to CPUs {}", binding::format_cpus(c)),
-                None => report!("rank {r} not bound"),
-            }
+        for (r, d) in plan.domains.iter().enumerate() {
+            report!("{}", binding::report_line(r, d.as_ref()));
         }
     }
     let env = extra_env(opts);
@@ -614,7 +617,7 @@ pub fn run(opts: &Options) -> i32 {
         .collect();
     let mut job = Job::new(np, &node_of);
     for r in 0..np {
-        match launch::start(&spec, r, &spec.place(r), plan.cpus[r].as_deref(), true) {
+        match launch::start(&spec, r, &spec.place(r), plan.domain(r), true) {
             Ok(started) => {
                 let pid = started.child.id() as i32;
                 job.ranks.push(Rank {

@@ -5,6 +5,7 @@
 //! one rank, so no other user or job can connect to it and nothing is left to clean up: this is
 //! how the "socket only for its owner, with a per-job token" requirement is met.
 
+use crate::binding::Domain;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io;
@@ -145,15 +146,22 @@ fn host_name() -> String {
     }
 }
 
-/// Starts rank `rank` of `job` at `place`, bound to `cpus` when given. Rank 0 inherits stdin
-/// when `stdin_to_rank0`; the others read from /dev/null.
+/// Whether the rank's environment sets `var` (the launcher's own, or `-x`).
+fn env_sets(job: &JobSpec<'_>, var: &str) -> bool {
+    std::env::var_os(var).is_some() || job.env.iter().any(|(k, _)| k == var)
+}
+
+/// Starts rank `rank` of `job` at `place`, bound to `domain` when given (which also sets
+/// `OMP_NUM_THREADS`, `OMP_PLACES` and `OMP_PROC_BIND` to match, unless the environment sets
+/// them). Rank 0 inherits stdin when `stdin_to_rank0`; the others read from /dev/null.
 pub fn start(
     job: &JobSpec<'_>,
     rank: usize,
     place: &Place,
-    cpus: Option<&[usize]>,
+    domain: Option<&Domain>,
     stdin_to_rank0: bool,
 ) -> io::Result<Started> {
+    let cpus = domain.map(|d| d.cpus.as_slice());
     let (ours, theirs) = socketpair()?;
     let ours = above_stdio(ours)?;
     let theirs = above_stdio(theirs)?;
@@ -180,6 +188,19 @@ pub fn start(
     if place.loopback && std::env::var_os("HYMPI_OFI_ADDR").is_none() {
         // Virtual nodes of this host: the network transport stays on loopback.
         cmd.env("HYMPI_OFI_ADDR", "127.0.0.1");
+    }
+    if let Some(d) = domain {
+        cmd.env("HYMPI_DOMAIN_CPUS", d.cpus.len().to_string());
+        let omp = [
+            ("OMP_NUM_THREADS", d.cores.len().max(1).to_string()),
+            ("OMP_PLACES", d.omp_places()),
+            ("OMP_PROC_BIND", "close".to_string()),
+        ];
+        for (k, v) in omp {
+            if !env_sets(job, k) {
+                cmd.env(k, v);
+            }
+        }
     }
     for (k, v) in job.env {
         cmd.env(k, v);

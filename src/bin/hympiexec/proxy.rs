@@ -110,6 +110,7 @@ fn passed_on(name: &str) -> bool {
             | "PMI_SPAWNED"
             | "HYMPI_LOCAL_RANK"
             | "HYMPI_LOCAL_SIZE"
+            | "HYMPI_DOMAIN_CPUS"
             | "HYMPI_NODE"
             | "PWD"
             | "OLDPWD"
@@ -195,11 +196,15 @@ pub fn run(host: usize, front: &str) -> i32 {
         per_node: None,
     };
     let bind = crate::args::parse_bind(&spec.bind_to).ok();
+    let request = binding::Request {
+        bind_to: bind,
+        cpus_per_rank: (spec.cpus_per_rank > 0).then_some(spec.cpus_per_rank),
+    };
     let here = spec.ranks.len();
     // Hosts sharing this machine split its cores: the plan covers all of the machine's ranks
     // and this host takes its slice of it.
     let machine_ranks = spec.machine_ranks.max(spec.machine_first + here);
-    let plan = binding::plan(bind, machine_ranks);
+    let plan = binding::plan(request, machine_ranks);
     if let Some(w) = &plan.warning {
         say!(node, "{w}");
     }
@@ -212,8 +217,8 @@ pub fn run(host: usize, front: &str) -> i32 {
             host_ranks: machine_ranks,
             loopback: false,
         };
-        let cpus = plan.cpus[spec.machine_first + i].as_deref();
-        match launch::start(&job, world, &place, cpus, false) {
+        let domain = plan.domain(spec.machine_first + i);
+        match launch::start(&job, world, &place, domain, false) {
             Ok(st) => {
                 let pid = st.child.id() as i32;
                 link.queue(&ToFront::Started { rank: world, pid }.encode());

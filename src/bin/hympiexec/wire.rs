@@ -38,6 +38,8 @@ pub struct StartSpec {
     pub tag_output: bool,
     /// `--bind-to` as given (`core`, `numa`, `none`), or empty for the default.
     pub bind_to: String,
+    /// `--cpus-per-rank`, or 0 for the default (the cores shared out).
+    pub cpus_per_rank: usize,
     /// Ranks of the job on this host's machine, counting other hosts that share it (network
     /// namespaces or containers on one kernel): they share its cores.
     pub machine_ranks: usize,
@@ -203,6 +205,7 @@ impl ToProxy {
                 "node": s.node,
                 "tag_output": s.tag_output,
                 "bind_to": s.bind_to,
+                "cpus_per_rank": s.cpus_per_rank,
                 "machine_ranks": s.machine_ranks,
                 "machine_first": s.machine_first,
             }),
@@ -248,6 +251,7 @@ impl ToProxy {
                     node: text(&v, "node")?,
                     tag_output: field(&v, "tag_output")?.as_bool().unwrap_or(false),
                     bind_to: text(&v, "bind_to")?,
+                    cpus_per_rank: uint(&v, "cpus_per_rank")?,
                     machine_ranks: uint(&v, "machine_ranks")?,
                     machine_first: uint(&v, "machine_first")?,
                 })
@@ -282,6 +286,7 @@ mod tests {
             node: "h2".into(),
             tag_output: true,
             bind_to: String::new(),
+            cpus_per_rank: 2,
             machine_ranks: 5,
             machine_first: 3,
         };

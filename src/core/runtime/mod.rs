@@ -543,6 +543,11 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         nodes.push(host.clone());
     }
     let nlocal = locals.len();
+    // Another launcher that bound nothing: the rank takes its domain of cores itself
+    // (hympiexec's ranks have theirs, or were asked to stay unbound).
+    if config::flag(Knob::Bind) && std::env::var_os("HYMPI_LOCAL_RANK").is_none() {
+        crate::platform::affinity::bind_domain(local_of_world[rank as usize] as usize, nlocal);
+    }
     // The machine's ranks, which may be several (virtual) nodes' worth.
     let on_machine = nlocal.max(config::int(Knob::HostRanks) as usize);
     let oversubscribed = on_machine > wait::node_cpus();

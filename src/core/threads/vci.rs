@@ -902,10 +902,7 @@ pub fn default_count(multiple: bool) -> usize {
     }
     match config::setting(Knob::NumVcis) {
         config::Setting::Value(n) => (n as usize).min(MAX_VCIS),
-        _ => std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-            .min(MAX_VCIS),
+        _ => crate::platform::wait::usable_cpus().min(MAX_VCIS),
     }
 }
 

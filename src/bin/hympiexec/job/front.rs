@@ -218,12 +218,7 @@ pub fn run(opts: &Options, hosts: &[Host], signals: &mut SignalPipe) -> i32 {
     let cwd = std::env::current_dir()
         .map(|d| d.to_string_lossy().into_owned())
         .unwrap_or_else(|_| "/".into());
-    let bind_to = match opts.bind_to {
-        Some(crate::args::BindTo::Core) => "core",
-        Some(crate::args::BindTo::Numa) => "numa",
-        Some(crate::args::BindTo::None) => "none",
-        None => "",
-    };
+    let bind_to = opts.bind_to.map_or("", |b| b.word());
     for &host in &host_of {
         job.ranks.push(Rank {
             child: None,
@@ -258,6 +253,7 @@ pub fn run(opts: &Options, hosts: &[Host], signals: &mut SignalPipe) -> i32 {
             node: host.name.clone(),
             tag_output: opts.tag_output,
             bind_to: bind_to.into(),
+            cpus_per_rank: opts.cpus_per_rank.unwrap_or(0),
             machine_ranks: ranks.len(),
             machine_first: 0,
         };
