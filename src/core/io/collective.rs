@@ -103,7 +103,7 @@ fn parse_header(b: &[u8]) -> Vec<(u64, usize)> {
 }
 
 /// Posts the sends and receives of one exchange and waits for all of them.
-fn exchange(
+pub(super) fn exchange(
     comm: u32,
     tag: i32,
     sends: &[(i32, Vec<u8>)],

@@ -633,48 +633,31 @@ fn ordered_start(team: &Team, shared: &SharedPointer, n: u64, es: u64) -> MpiRes
     let (comm, tag) = (team.comm, team.tag);
     let others = &team.ranks[1..];
     if !team.is_leader() {
-        let mut got = [0u8; 8];
-        let ids = runtime::with(|rt| {
-            let s = team::post_send(rt, comm, team.ranks[0], tag, &n.to_ne_bytes())?;
-            let r = team::post_recv(rt, comm, team.ranks[0], tag, &mut got)?;
-            Ok([s, r])
-        })?;
-        runtime::wait_for(|rt| Ok(team::all_done(rt, &ids)?.then_some(())))?;
-        return match u64::from_ne_bytes(got) {
+        let leader = team.ranks[0];
+        let mut got = [(leader, vec![0u8; 8])];
+        collective::exchange(comm, tag, &[(leader, n.to_ne_bytes().to_vec())], &mut got)?;
+        return match u64::from_ne_bytes(got[0].1[..].try_into().expect("8 bytes")) {
             u64::MAX => fail(MPI_ERR_IO, "the shared file pointer could not be updated"),
             at => Ok(at),
         };
     }
-    let mut sizes = vec![[0u8; 8]; others.len()];
-    let ids = runtime::with(|rt| {
-        let mut ids = Vec::with_capacity(others.len());
-        for (&r, b) in others.iter().zip(sizes.iter_mut()) {
-            ids.push(team::post_recv(rt, comm, r, tag, b)?);
-        }
-        Ok(ids)
-    })?;
-    runtime::wait_for(|rt| Ok(team::all_done(rt, &ids)?.then_some(())))?;
-    let total = n + sizes.iter().map(|b| u64::from_ne_bytes(*b)).sum::<u64>();
+    let mut sizes: Vec<(i32, Vec<u8>)> = others.iter().map(|&r| (r, vec![0u8; 8])).collect();
+    collective::exchange(comm, tag, &[], &mut sizes)?;
+    let size_of = |b: &[u8]| u64::from_ne_bytes(b.try_into().expect("8 bytes"));
+    let total = n + sizes.iter().map(|(_, b)| size_of(b)).sum::<u64>();
     let base = shared.fetch_add(total / es).map(|b| b * es);
     let mut at = base.as_ref().map_or(u64::MAX, |b| b + n);
-    let offsets: Vec<[u8; 8]> = sizes
+    let offsets: Vec<(i32, Vec<u8>)> = sizes
         .iter()
-        .map(|b| {
+        .map(|(r, b)| {
             let mine = at;
             if at != u64::MAX {
-                at += u64::from_ne_bytes(*b);
+                at += size_of(b);
             }
-            mine.to_ne_bytes()
+            (*r, mine.to_ne_bytes().to_vec())
         })
         .collect();
-    let ids = runtime::with(|rt| {
-        let mut ids = Vec::with_capacity(others.len());
-        for (&r, o) in others.iter().zip(offsets.iter()) {
-            ids.push(team::post_send(rt, comm, r, tag, o)?);
-        }
-        Ok(ids)
-    })?;
-    runtime::wait_for(|rt| Ok(team::all_done(rt, &ids)?.then_some(())))?;
+    collective::exchange(comm, tag, &offsets, &mut [])?;
     base
 }
 
