@@ -25,8 +25,9 @@ pub fn domain_cpus() -> Option<usize> {
     }
 }
 
-/// The CPUs this thread may run on.
-fn own_cpus() -> Option<Vec<usize>> {
+/// The CPUs the calling thread may run on (`taskset`, cgroups, a launcher's binding); `None`
+/// if unknown.
+pub fn own_cpus() -> Option<Vec<usize>> {
     // SAFETY: an all-zero cpu_set_t is the empty set; sched_getaffinity fills it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` is a valid cpu_set_t of the size passed.

@@ -67,20 +67,13 @@ impl Backoff {
 /// Number of CPUs this process may run on.
 pub fn usable_cpus() -> usize {
     let domain = crate::platform::affinity::domain_cpus().unwrap_or(0);
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it for pid 0 (this thread).
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
-            let n = libc::CPU_COUNT(&set);
-            if n > 0 {
-                return (n as usize).max(domain);
-            }
-        }
+    match crate::platform::affinity::own_cpus() {
+        Some(cpus) if !cpus.is_empty() => cpus.len().max(domain),
+        _ => std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+            .max(domain),
     }
-    std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .max(domain)
 }
 
 /// Number of CPUs on the node (not just this process's binding).

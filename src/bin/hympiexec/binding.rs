@@ -83,24 +83,6 @@ pub struct Request {
     pub cpus_per_rank: Option<usize>,
 }
 
-/// The CPUs this process may run on (`taskset`, cgroups); `None` if unknown.
-fn allowed_cpus() -> Option<Vec<usize>> {
-    // SAFETY: an all-zero cpu_set_t is the empty set; sched_getaffinity fills it.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: set is a valid cpu_set_t of the size passed.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return None;
-    }
-    Some(
-        (0..libc::CPU_SETSIZE as usize)
-            // SAFETY: cpu < CPU_SETSIZE, inside the set.
-            .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
-            .collect(),
-    )
-}
-
 /// The CPU lists of the objects of `ty`, in logical order, restricted to `allowed` (when
 /// known), skipping objects left without CPUs.
 fn cpu_lists(topology: &Topology, ty: ObjectType, allowed: Option<&[usize]>) -> Vec<CpuList> {
@@ -228,7 +210,11 @@ pub fn plan(req: Request, np: usize) -> Plan {
             return Plan::unbound(np, warning);
         }
     };
-    let allowed = if foreign { None } else { allowed_cpus() };
+    let allowed = if foreign {
+        None
+    } else {
+        hympi::platform::affinity::own_cpus()
+    };
     let cores = cpu_lists(&topology, ObjectType::Core, allowed.as_deref());
     let group_type = match req.bind_to {
         Some(BindTo::L3Cache) => Some(ObjectType::L3Cache),
@@ -422,7 +408,7 @@ mod tests {
         if std::env::var_os("HWLOC_XMLFILE").is_some() {
             return;
         }
-        let allowed = allowed_cpus();
+        let allowed = hympi::platform::affinity::own_cpus();
         let ncores = cpu_lists(&topology, ObjectType::Core, allowed.as_deref()).len();
         assert!(ncores >= 1);
         for np in 1..=ncores {
