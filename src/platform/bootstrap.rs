@@ -1,7 +1,10 @@
 //! Bootstrap: how ranks find each other before the transports exist (a key-value store with
-//! a barrier). Under a launcher it is the PMI-1 client; started alone, a singleton.
+//! a barrier). Under a launcher it is the PMI-1 or PMI-2 client ([`PmiVersion`] decides
+//! which); started alone, a singleton.
 
+use crate::platform::config::{self, Knob, Setting};
 use crate::platform::pmi::PmiClient;
+use crate::platform::pmi2::Pmi2Client;
 use std::collections::HashMap;
 use std::io;
 
@@ -29,6 +32,10 @@ pub trait Bootstrap: Send {
     fn finalize(&mut self) -> io::Result<()>;
     /// Asks the process manager to end the job.
     fn abort(&mut self, code: i32, message: &str) -> io::Result<()>;
+    /// The launcher's `PMI_process_mapping` (which ranks share a node), when it gives one.
+    fn process_mapping(&mut self) -> io::Result<Option<String>> {
+        self.get("PMI_process_mapping")
+    }
 }
 
 /// A process started without a launcher: rank 0 of 1.
@@ -92,11 +99,67 @@ impl Bootstrap for PmiClient {
     }
 }
 
-/// Connects to the process manager named by the environment (PMI-1), or makes a singleton
-/// when the process was started without a launcher.
+impl Bootstrap for Pmi2Client {
+    fn rank(&self) -> i32 {
+        Pmi2Client::rank(self)
+    }
+    fn size(&self) -> i32 {
+        Pmi2Client::size(self)
+    }
+    fn appnum(&self) -> i32 {
+        Pmi2Client::appnum(self)
+    }
+    fn universe_size(&self) -> i32 {
+        Pmi2Client::universe_size(self)
+    }
+    fn put(&mut self, key: &str, value: &str) -> io::Result<()> {
+        Pmi2Client::put(self, key, value)
+    }
+    fn barrier(&mut self) -> io::Result<()> {
+        Pmi2Client::fence(self)
+    }
+    fn get(&mut self, key: &str) -> io::Result<Option<String>> {
+        Pmi2Client::get(self, key)
+    }
+    fn finalize(&mut self) -> io::Result<()> {
+        Pmi2Client::finalize(self)
+    }
+    fn abort(&mut self, code: i32, message: &str) -> io::Result<()> {
+        Pmi2Client::abort(self, code, message)
+    }
+    fn process_mapping(&mut self) -> io::Result<Option<String>> {
+        self.job_attr("PMI_process_mapping")
+    }
+}
+
+/// Which PMI protocol a launch speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PmiVersion {
+    /// PMI-1 (`hympiexec`, Hydra's default, and every `PMI_PORT` launch).
+    V1,
+    /// PMI-2 over `PMI_FD` (Slurm's `srun --mpi=pmi2`; Hydra serves it too).
+    V2,
+}
+
+/// The protocol to speak: `HYMPI_PMI_VERSION` when set to 1 or 2; otherwise PMI-2 when the
+/// launcher handed a socket (`PMI_FD`) and a `PMI_JOBID`, which Slurm's `mpi/pmi2` plugin
+/// sets and PMI-1 launchers do not; otherwise PMI-1.
+pub fn pmi_version() -> PmiVersion {
+    let fd = std::env::var_os("PMI_FD").is_some();
+    match config::setting(Knob::PmiVersion) {
+        Setting::Value(2) if fd => PmiVersion::V2,
+        Setting::Value(_) => PmiVersion::V1,
+        _ if fd && std::env::var_os("PMI_JOBID").is_some() => PmiVersion::V2,
+        _ => PmiVersion::V1,
+    }
+}
+
+/// Connects to the process manager named by the environment (PMI-1 or PMI-2, see
+/// [`pmi_version`]), or makes a singleton when the process was started without a launcher.
 pub fn connect() -> io::Result<Box<dyn Bootstrap>> {
-    Ok(match PmiClient::from_env()? {
-        Some(pmi) => Box::new(pmi),
-        None => Box::new(Singleton::default()),
-    })
+    let client: Option<Box<dyn Bootstrap>> = match pmi_version() {
+        PmiVersion::V2 => Pmi2Client::from_env()?.map(|c| Box::new(c) as Box<dyn Bootstrap>),
+        PmiVersion::V1 => PmiClient::from_env()?.map(|c| Box::new(c) as Box<dyn Bootstrap>),
+    };
+    Ok(client.unwrap_or_else(|| Box::new(Singleton::default())))
 }

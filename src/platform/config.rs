@@ -58,6 +58,8 @@ pub enum Knob {
     OfiDirectMin,
     /// `HYMPI_BIND`.
     Bind,
+    /// `HYMPI_PMI_VERSION`.
+    PmiVersion,
 }
 
 /// What values a knob takes.
@@ -359,6 +361,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Threads,
         verbosity: Verbosity::UserBasic,
         doc: "1: a rank that another launcher (Hydra, Slurm) started without a binding binds its threads at MPI_Init to its domain of cores (hympiexec's rule: the cores it may use split among the node's ranks in contiguous blocks; never wider than its affinity, nothing when oversubscribed); 0: leave the affinity alone",
+    },
+    KnobSpec {
+        knob: Knob::PmiVersion,
+        name: "HYMPI_PMI_VERSION",
+        kind: Kind::AutoInt { min: 1, max: 2 },
+        default: "auto",
+        category: Category::Transport,
+        verbosity: Verbosity::UserBasic,
+        doc: "the PMI protocol spoken over PMI_FD: 1 (PMI-1, hympiexec's and Hydra's default), 2 (PMI-2, as Slurm's srun --mpi=pmi2 and Hydra serve it); auto: 2 when PMI_JOBID is set (Slurm's pmi2 plugin sets it), else 1. PMI_PORT launches always speak PMI-1",
     },
 ];
 

@@ -6,6 +6,8 @@ pub mod config;
 pub mod file_lock;
 pub mod nodemap;
 pub mod pmi;
+pub mod pmi2;
+pub mod pmi2_wire;
 pub mod pmi_wire;
 pub mod shared_map;
 pub mod wait;

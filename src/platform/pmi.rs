@@ -58,7 +58,7 @@ fn protocol(msg: String) -> io::Error {
 }
 
 /// Reads an integer environment variable; `default` when unset, an error when malformed.
-fn env_int(name: &str, default: Option<i32>) -> io::Result<i32> {
+pub(crate) fn env_int(name: &str, default: Option<i32>) -> io::Result<i32> {
     match std::env::var(name) {
         Ok(v) => v
             .trim()
@@ -96,7 +96,7 @@ impl Source {
 }
 
 /// Takes ownership of the inherited PMI socket `fd` (once per process).
-fn take_pmi_fd(fd: i32) -> io::Result<File> {
+pub(crate) fn take_pmi_fd(fd: i32) -> io::Result<File> {
     if fd < 0 {
         return Err(invalid(format!("PMI_FD={fd} is not a file descriptor")));
     }
@@ -371,7 +371,7 @@ impl PmiClient {
 /// Writes all of `bytes` to the socket behind `stream` without raising SIGPIPE when the
 /// launcher is gone (a C program linking hympi may not ignore SIGPIPE): the error comes back as
 /// `BrokenPipe` instead. Falls back to `write` when the fd is not a socket.
-fn send_all(mut stream: &File, mut bytes: &[u8]) -> io::Result<()> {
+pub(crate) fn send_all(mut stream: &File, mut bytes: &[u8]) -> io::Result<()> {
     let fd = stream.as_raw_fd();
     while !bytes.is_empty() {
         // SAFETY: fd is open for the lifetime of `stream`; the pointer and length describe the

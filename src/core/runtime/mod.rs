@@ -1047,7 +1047,7 @@ fn launcher_node(boot: &mut dyn bootstrap::Bootstrap, rank: i32, size: i32) -> O
     if size <= 1 {
         return None;
     }
-    let text = boot.get("PMI_process_mapping").ok()??;
+    let text = boot.process_mapping().ok()??;
     let node_of = crate::platform::nodemap::parse(&text, size as usize)?;
     let first = node_of[0];
     if node_of.iter().all(|&n| n == first) {
