@@ -195,13 +195,33 @@ pub fn plan_on(cores: &[CpuList], groups: &[CpuList], req: Request, np: usize) -
     }
 }
 
+/// The machine's topology as hwloc's built-in components see it (cores, caches, NUMA nodes,
+/// or the file named by `HWLOC_XMLFILE`, which the built-in XML reader parses). hwloc would
+/// otherwise load every plugin of its plugin directory first (PCI, OpenCL, OpenGL, libxml2 and
+/// the libraries they pull in): about half of a small job's launch time, for devices placement
+/// never looks at. A `HWLOC_PLUGINS_PATH` the user set is honoured; ours is removed again
+/// before any rank is started, so ranks inherit the user's environment.
+fn topology_without_plugins() -> Result<Topology, hwlocality::errors::RawHwlocError> {
+    const VAR: &str = "HWLOC_PLUGINS_PATH";
+    let ours = std::env::var_os(VAR).is_none();
+    if ours {
+        // No such directory: hwloc finds no plugin to load.
+        std::env::set_var(VAR, "/nonexistent/hympiexec-no-hwloc-plugins");
+    }
+    let topology = Topology::new();
+    if ours {
+        std::env::remove_var(VAR);
+    }
+    topology
+}
+
 /// Plans the placement of the `np` ranks of this machine (see the module docs).
 pub fn plan(req: Request, np: usize) -> Plan {
     if req.bind_to == Some(BindTo::None) {
         return Plan::unbound(np, None);
     }
     let foreign = std::env::var_os("HWLOC_XMLFILE").is_some_and(|v| !v.is_empty());
-    let topology = match Topology::new() {
+    let topology = match topology_without_plugins() {
         Ok(t) => t,
         Err(e) => {
             let warning = req
