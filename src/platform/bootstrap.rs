@@ -116,7 +116,7 @@ impl Bootstrap for Pmi2Client {
         Pmi2Client::put(self, key, value)
     }
     fn barrier(&mut self) -> io::Result<()> {
-        Pmi2Client::fence(self)
+        Pmi2Client::barrier(self)
     }
     fn get(&mut self, key: &str) -> io::Result<Option<String>> {
         Pmi2Client::get(self, key)

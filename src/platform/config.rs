@@ -60,6 +60,8 @@ pub enum Knob {
     Bind,
     /// `HYMPI_PMI_VERSION`.
     PmiVersion,
+    /// `HYMPI_PEER_WATCH`.
+    PeerWatch,
 }
 
 /// What values a knob takes.
@@ -370,6 +372,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Transport,
         verbosity: Verbosity::UserBasic,
         doc: "the PMI protocol spoken over PMI_FD: 1 (PMI-1, hympiexec's and Hydra's default), 2 (PMI-2, as Slurm's srun --mpi=pmi2 and Hydra serve it); auto: 2 when PMI_JOBID is set (Slurm's pmi2 plugin sets it), else 1. PMI_PORT launches always speak PMI-1",
+    },
+    KnobSpec {
+        knob: Knob::PeerWatch,
+        name: "HYMPI_PEER_WATCH",
+        kind: Kind::Flag,
+        default: "1",
+        category: Category::Transport,
+        verbosity: Verbosity::UserBasic,
+        doc: "1: under a launcher other than hympiexec (Slurm, Hydra), each rank watches its node's other ranks (pidfds) and, when one ends before MPI_Finalize, the node's ranks report it and exit with status 1 instead of waiting forever (srun without --kill-on-bad-exit would leave them); 0: no watch",
     },
 ];
 

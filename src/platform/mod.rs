@@ -5,6 +5,7 @@ pub mod cma;
 pub mod config;
 pub mod file_lock;
 pub mod nodemap;
+pub mod peer_watch;
 pub mod pmi;
 pub mod pmi2;
 pub mod pmi2_wire;

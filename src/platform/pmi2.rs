@@ -26,6 +26,7 @@ pub struct Pmi2Client {
     appnum: i32,
     universe_size: i32,
     jobid: String,
+    barriers: u64,
     finalized: bool,
 }
 
@@ -61,6 +62,7 @@ impl Pmi2Client {
             appnum: 0,
             universe_size: 1,
             jobid: jobid.unwrap_or_default().to_string(),
+            barriers: 0,
             finalized: false,
         };
         c.version_init()?;
@@ -188,10 +190,34 @@ impl Pmi2Client {
         self.request(put, "kvs-put-response").map(|_| ())
     }
 
-    /// Waits for every rank; puts made before it are visible to all after it.
+    /// Makes the puts made before it visible to every rank after it. Slurm answers once every
+    /// rank has fenced; Hydra answers at once and holds each later `kvs-get` until every rank
+    /// has fenced: a fence orders data, [`Self::barrier`] waits.
     pub fn fence(&mut self) -> io::Result<()> {
         self.request(Command::new("kvs-fence"), "kvs-fence-response")
             .map(|_| ())
+    }
+
+    /// Waits until every rank has entered the barrier (and makes earlier puts visible): a
+    /// marker put, a fence, and a get of the next rank's marker, which no server answers
+    /// before every rank has fenced.
+    pub fn barrier(&mut self) -> io::Result<()> {
+        self.barriers += 1;
+        let key = |r: i32, n: u64| format!("hympi-barrier-{n}-{r}");
+        if self.size > 1 {
+            self.put(&key(self.rank, self.barriers), "1")?;
+        }
+        self.fence()?;
+        if self.size > 1 {
+            let next = (self.rank + 1) % self.size;
+            if self.get(&key(next, self.barriers))?.is_none() {
+                return Err(protocol(format!(
+                    "PMI-2 barrier {}: rank {next}'s marker is missing after the fence",
+                    self.barriers
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Reads `key` from the job's key-value space; `None` when no rank put it before the last
@@ -357,6 +383,13 @@ mod tests {
                         Command::new("kvs-put-response").arg("rc", 0)
                     }
                     "kvs-fence" => Command::new("kvs-fence-response").arg("rc", 0),
+                    // The other ranks' barrier markers, as if they had put them.
+                    "kvs-get" if c.get("key").unwrap().starts_with("hympi-barrier-") => {
+                        Command::new("kvs-get-response")
+                            .arg("rc", 0)
+                            .arg("found", "TRUE")
+                            .arg("value", 1)
+                    }
                     "kvs-get" => match kvs.get(c.get("key").unwrap()) {
                         Some(v) => Command::new("kvs-get-response")
                             .arg("rc", 0)
@@ -386,6 +419,7 @@ mod tests {
         assert_eq!((c.universe_size(), c.jobid()), (6, "7.0"));
         c.put("addr-2", "tcp://127.0.0.1:99").unwrap();
         c.fence().unwrap();
+        c.barrier().unwrap();
         assert_eq!(
             c.get("addr-2").unwrap().as_deref(),
             Some("tcp://127.0.0.1:99")
@@ -404,6 +438,8 @@ mod tests {
             "cmd=fullinit;pmijobid=7.0;pmirank=2;threaded=FALSE;"
         );
         assert!(seen.contains(&"cmd=kvs-get;jobid=7.0;srcid=-1;key=nokey;".to_string()));
+        assert!(seen.contains(&"cmd=kvs-put;key=hympi-barrier-1-2;value=1;".to_string()));
+        assert!(seen.contains(&"cmd=kvs-get;jobid=7.0;srcid=-1;key=hympi-barrier-1-3;".to_string()));
         assert!(
             seen.contains(&"cmd=abort;isworld=TRUE;msg=exit code 3: it broke  badly;".to_string())
         );

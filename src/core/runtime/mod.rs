@@ -27,6 +27,7 @@ use crate::core::threads::vci::{self, Matchers, Pool, Requests};
 use crate::mpi_abi::consts::*;
 use crate::platform::bootstrap::{self, Bootstrap};
 use crate::platform::config::{self, Knob, Setting};
+use crate::platform::peer_watch::{Peer, PeerWatch};
 use crate::platform::wait;
 use crate::transport::ofi::NetEngine;
 use crate::transport::shm::engine_ref::{self, EngineBox};
@@ -67,6 +68,9 @@ pub struct Runtime {
     pub node_names: Vec<String>,
     /// The network transport (present when the job spans nodes).
     pub net: Option<Box<NetEngine>>,
+    /// Watches the node's other ranks when the launcher would not end the job for a rank
+    /// that dies (`platform::peer_watch`); stopped before the node transport is dropped.
+    pub peer_watch: Option<PeerWatch>,
     /// Buffers of buffered-mode sends (`MPI_Buffer_attach`, `MPI_Comm_attach_buffer`).
     pub bsend: BsendBuffers,
     /// Largest eager message to a node peer (or oneself).
@@ -439,6 +443,9 @@ fn acquire(holders: &mut Holders, required: i32) -> MpiResult<i32> {
                     if let Some(n) = rt.net.as_mut() {
                         n.set_closing(false);
                     }
+                    if let Some(shm) = rt.shm.as_ref() {
+                        shm.mark_finalizing(false);
+                    }
                     Ok(())
                 })?;
             }
@@ -516,7 +523,10 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     let mut nodes: Vec<String> = Vec::new();
     let mut node_of_world = vec![0u32; size as usize];
     if size > 1 {
+        // One round for the node layout and the lane counts (each node takes its first rank's).
         boot.put(&format!("host-{rank}"), &host)
+            .map_err(|e| io_err("PMI put", e))?;
+        boot.put(&lanes_key(rank), &wanted_lanes(thread_level).to_string())
             .map_err(|e| io_err("PMI put", e))?;
         boot.barrier().map_err(|e| io_err("PMI barrier", e))?;
         for r in 0..size {
@@ -575,7 +585,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         // rank of the job must join as often as every other: nodes with fewer lanes (or a
         // lone rank, which has none) join the barriers of the lanes they lack.
         let me = local_of_world[rank as usize];
-        let (lanes, most) = agree_lanes(boot.as_mut(), &host, &nodes, me, thread_level)?;
+        let (lanes, most) = agree_lanes(boot.as_mut(), &node_of_world, rank)?;
         let lanes = if nlocal > 1 { lanes } else { 0 };
         engine_ref::set_lane_count(lanes.max(1));
         let mut lane0 = None;
@@ -617,6 +627,10 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         ))
     } else {
         None
+    };
+    let peer_watch = match &shm {
+        Some(s) => watch_node_peers(s, &locals, rank),
+        None => None,
     };
     let eager_max = match &shm {
         Some(s) => (config::int(Knob::EagerMax) as usize).min(s.payload_cap()),
@@ -690,6 +704,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         node_of_world,
         node_names: nodes,
         net,
+        peer_watch,
         bsend: BsendBuffers::default(),
         eager_max,
         net_eager_max,
@@ -760,7 +775,12 @@ fn quiesce() -> MpiResult<()> {
                 .map_err(|e| io_err("PMI barrier at finalize", e))?;
         }
     }
-    with(|rt| rt.node_barrier())
+    with(|rt| {
+        if let Some(shm) = rt.shm.as_ref() {
+            shm.mark_finalizing(true);
+        }
+        rt.node_barrier()
+    })
 }
 
 /// The exit hook of a process that used sessions: tears a dormant runtime down (the local
@@ -806,7 +826,10 @@ fn teardown() -> MpiResult<()> {
         unsafe { G.lock.unlock() };
     }
     // SAFETY: state is BUSY: no thread can reach the runtime any more.
-    let rt = unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
+    let mut rt =
+        unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
+    // The watch reads the node segment: it ends before the transport does.
+    drop(rt.peer_watch.take());
     if config::flag(Knob::Stats) {
         eprintln!("{}", crate::core::threads::steal::stats_line(rt.world_rank));
         eprintln!("{}", crate::core::rma::acc_steal::stats_line(rt.world_rank));
@@ -1003,39 +1026,87 @@ impl Runtime {
     }
 }
 
-/// The number of node transport lanes, agreed by the node's ranks: local rank 0's choice
-/// (`HYMPI_SHM_LANES`, else its VCIs at `MPI_THREAD_MULTIPLE`, else 1), and the most any node
-/// of the job has (`nodes`: every node's name). Collective over the job (one barrier).
+/// Starts watching the node's other ranks (`HYMPI_PEER_WATCH`), unless hympiexec launched
+/// the job (it ends the job itself, with a better report). When a peer ends before
+/// `MPI_Finalize`, this rank reports it (the node's lowest surviving rank prints) and exits
+/// with status 1, so that the launcher sees the whole node end.
+fn watch_node_peers(shm: &ShmEngine, locals: &[i32], rank: i32) -> Option<PeerWatch> {
+    if !config::flag(Knob::PeerWatch) || std::env::var_os("HYMPI_LOCAL_RANK").is_some() {
+        return None;
+    }
+    let peers: Vec<Peer> = shm
+        .watched_peers()
+        .into_iter()
+        .map(|(local, pid, finalizing)| Peer {
+            world_rank: locals[local as usize],
+            pid,
+            finalizing,
+        })
+        .collect();
+    let locals = locals.to_vec();
+    let on_death = Box::new(move |dead: i32, report: String| {
+        // The node's lowest rank still alive prints the report.
+        if locals.iter().find(|&&r| r != dead) == Some(&rank) {
+            eprintln!("hympi: {report}; ending the ranks of this node");
+        }
+        // SAFETY: ends this process at once, without running exit handlers that could block
+        // on the dead peer; the process holds nothing that must be flushed but stderr.
+        unsafe { libc::_exit(1) };
+    });
+    match PeerWatch::start(peers, on_death) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            eprintln!("hympi: rank {rank}: cannot watch the node's ranks ({e}); a rank that dies will not end the others");
+            None
+        }
+    }
+}
+
+/// The key under which rank `r` publishes the lane count it wants.
+fn lanes_key(r: i32) -> String {
+    format!("shm-lanes-{r}")
+}
+
+/// The node transport lanes this rank would choose as its node's first rank:
+/// `HYMPI_SHM_LANES`, else its VCIs at `MPI_THREAD_MULTIPLE`, else 1.
+fn wanted_lanes(thread_level: i32) -> usize {
+    match config::setting(Knob::ShmLanes) {
+        Setting::Value(n) => n as usize,
+        _ if thread_level == MPI_THREAD_MULTIPLE => vci::default_count(true),
+        _ => 1,
+    }
+    .clamp(1, engine_ref::MAX_LANES)
+}
+
+/// The number of node transport lanes: this node's first rank's choice, and the most any
+/// node of the job has (`node_of_world`: every rank's node). Reads what every rank published
+/// with its host name (no barrier of its own).
 fn agree_lanes(
     boot: &mut dyn Bootstrap,
-    host: &str,
-    nodes: &[String],
-    me: u32,
-    thread_level: i32,
+    node_of_world: &[u32],
+    rank: i32,
 ) -> MpiResult<(usize, usize)> {
-    let key = |h: &str| format!("shm-lanes-{h}");
-    if me == 0 {
-        let want = match config::setting(Knob::ShmLanes) {
-            Setting::Value(n) => n as usize,
-            _ if thread_level == MPI_THREAD_MULTIPLE => vci::default_count(true),
-            _ => 1,
-        }
-        .clamp(1, engine_ref::MAX_LANES);
-        boot.put(&key(host), &want.to_string())
-            .map_err(|e| io_err("PMI put", e))?;
-    }
-    boot.barrier().map_err(|e| io_err("PMI barrier", e))?;
-    let mut lanes_of = |h: &str| -> MpiResult<usize> {
-        let text = boot.get(&key(h)).map_err(|e| io_err("PMI get", e))?;
+    let mut lanes_of_rank = |r: usize| -> MpiResult<usize> {
+        let text = boot
+            .get(&lanes_key(r as i32))
+            .map_err(|e| io_err("PMI get", e))?;
         Ok(text
             .and_then(|t| t.parse::<usize>().ok())
             .unwrap_or(1)
             .clamp(1, engine_ref::MAX_LANES))
     };
-    let mine = lanes_of(host)?;
-    let mut most = mine;
-    for h in nodes.iter().filter(|h| h.as_str() != host) {
-        most = most.max(lanes_of(h)?);
+    let mut seen = Vec::new();
+    let (mut mine, mut most) = (1, 1);
+    for (r, &node) in node_of_world.iter().enumerate() {
+        if seen.contains(&node) {
+            continue;
+        }
+        seen.push(node);
+        let lanes = lanes_of_rank(r)?;
+        most = most.max(lanes);
+        if node == node_of_world[rank as usize] {
+            mine = lanes;
+        }
     }
     Ok((mine, most))
 }

@@ -102,23 +102,74 @@ fn fb_of_cell(cell: u32) -> (u32, u32) {
     (i / FB_SLOTS, i % FB_SLOTS)
 }
 
+/// A barrier of the node's ranks through the segment's header during setup (the same
+/// counter and generation as [`ShmEngine::barrier_arrive`], which starts after it): spin,
+/// then yield, until the last of the `present` local ranks arrives.
+fn setup_barrier(seg: &Segment, present: u32) {
+    let h = seg.header();
+    let gen = h.barrier_gen.load(Ordering::Acquire);
+    if h.barrier_arrived.fetch_add(1, Ordering::AcqRel) + 1 == present {
+        h.barrier_arrived.store(0, Ordering::Relaxed);
+        h.barrier_gen.store(gen.wrapping_add(1), Ordering::Release);
+        return;
+    }
+    let mut backoff = crate::platform::wait::Backoff::new();
+    while h.barrier_gen.load(Ordering::Acquire) == gen {
+        backoff.idle();
+    }
+}
+
+/// Reads whether a local peer has started finalising (from any thread).
+pub type FinalizingReader = Box<dyn Fn() -> bool + Send>;
+
+/// A peer's finalising flag in the node segment, readable from another thread.
+#[derive(Clone, Copy)]
+struct FlagRef(*const queue::AtomicU32);
+
+// SAFETY: the flag is an atomic in shared memory that stays mapped as long as the engine
+// lives, and `watched_peers` requires the reader to be dropped before the engine.
+unsafe impl Send for FlagRef {}
+
+impl FlagRef {
+    fn is_set(&self) -> bool {
+        // SAFETY: see the `Send` impl: the segment is still mapped while a reader exists.
+        unsafe { (*self.0).load(Ordering::Acquire) != 0 }
+    }
+}
+
 // SAFETY: raw buffer pointers in pending items refer to user buffers whose requests are still
 // active; the engine is only used under the runtime's access discipline.
 unsafe impl Send for ShmEngine {}
 
 impl ShmEngine {
     /// Process-manager barriers one [`ShmEngine::setup`] takes (ranks that set up no lane
-    /// join as many, so that every rank of the job joins the same barriers).
-    pub const SETUP_BARRIERS: usize = 3;
+    /// join as many, so that every rank of the job joins the same barriers). The later steps
+    /// synchronise only the node's ranks, through the segment itself ([`setup_barrier`]):
+    /// under Slurm a process-manager barrier travels to `srun` and back.
+    pub const SETUP_BARRIERS: usize = 1;
 
     /// Creates or attaches the node segment of lane `lane` and probes CMA. Collective over
-    /// the job's ranks (it uses [`ShmEngine::SETUP_BARRIERS`] bootstrap barriers).
+    /// the job's ranks (it uses [`ShmEngine::SETUP_BARRIERS`] bootstrap barriers), then over
+    /// the node's ranks.
     pub fn setup(
         boot: &mut dyn Bootstrap,
         host: &str,
         me: u32,
         nlocal: u32,
         lane: usize,
+    ) -> MpiResult<ShmEngine> {
+        Self::setup_among(boot, host, me, nlocal, lane, nlocal)
+    }
+
+    /// [`Self::setup`] when only local ranks `0..present` take part (unit tests build the
+    /// first engines of a larger node); the node barriers count `present` arrivals.
+    fn setup_among(
+        boot: &mut dyn Bootstrap,
+        host: &str,
+        me: u32,
+        nlocal: u32,
+        lane: usize,
+        present: u32,
     ) -> MpiResult<ShmEngine> {
         let err = |what: &str, e: std::io::Error| {
             MpiError::new(MPI_ERR_OTHER, format!("shared memory setup: {what}: {e}"))
@@ -175,7 +226,9 @@ impl ShmEngine {
         slot.probe_addr
             .store(&*probe as *const u64 as u64, Ordering::Relaxed);
         slot.probe_value.store(*probe, Ordering::Release);
-        boot.barrier().map_err(|e| err("PMI barrier", e))?;
+        // Every local rank has mapped the segment once it arrives here, so the creator may
+        // close the descriptor the others opened it through.
+        setup_barrier(&seg, present);
         seg.close_creator_fd();
         let pids: Vec<i32> = (0..nlocal)
             .map(|r| seg.slot(r).pid.load(Ordering::Acquire))
@@ -200,7 +253,7 @@ impl ShmEngine {
         seg.slot(me)
             .cma_ok
             .store(if ok { 1 } else { 2 }, Ordering::Release);
-        boot.barrier().map_err(|e| err("PMI barrier", e))?;
+        setup_barrier(&seg, present);
         let all_ok = (0..nlocal).all(|r| seg.slot(r).cma_ok.load(Ordering::Acquire) == 1);
         drop(probe);
         let cma = all_ok && config::flag(Knob::Cma);
@@ -848,6 +901,28 @@ impl ShmEngine {
         unsafe { cma::write_to(self.pids[dst as usize], src, addr, len) }
     }
 
+    /// Says whether this rank has started finalising (see [`segment::RankSlot::finalizing`]).
+    pub fn mark_finalizing(&self, on: bool) {
+        self.seg
+            .slot(self.me)
+            .finalizing
+            .store(u32::from(on), Ordering::Release);
+    }
+
+    /// The node's other ranks as `(local rank, pid, reader of its finalising flag)`, for a
+    /// [`crate::platform::peer_watch::PeerWatch`]. The readers point into the segment: the
+    /// watch must be stopped before this engine is dropped.
+    pub fn watched_peers(&self) -> Vec<(u32, i32, FinalizingReader)> {
+        (0..self.seg.nlocal())
+            .filter(|&r| r != self.me)
+            .map(|r| {
+                let flag = FlagRef(&self.seg.slot(r).finalizing);
+                let read: FinalizingReader = Box::new(move || flag.is_set());
+                (r, self.pids[r as usize], read)
+            })
+            .collect()
+    }
+
     /// Arrives at the node barrier; returns the generation to wait for.
     pub fn barrier_arrive(&mut self) -> u32 {
         let h = self.seg.header();
@@ -963,7 +1038,8 @@ mod tests {
                     barrier: barrier.clone(),
                 };
                 std::thread::spawn(move || {
-                    ShmEngine::setup(&mut boot, &format!("testhost{k}-{nlocal}"), r, nlocal, 0)
+                    let host = format!("testhost{k}-{nlocal}");
+                    ShmEngine::setup_among(&mut boot, &host, r, nlocal, 0, k)
                         .map_err(|e| e.message().to_string())
                 })
             })

@@ -55,7 +55,10 @@ pub struct RankSlot {
     /// 1 while this rank is blocked in a waiting call (a sender that waits can take half of a
     /// large copy; one that computes is left alone).
     pub waiting: AtomicU32,
-    _pad: [u8; 36],
+    /// 1 once this rank has started finalising (set before the node barrier of
+    /// `MPI_Finalize`): its process may end from then on without ending the job.
+    pub finalizing: AtomicU32,
+    _pad: [u8; 32],
 }
 
 /// Header of every cell; the payload follows it.
