@@ -828,6 +828,13 @@ impl NetEngine {
             None => {}
         }
         if !self.closing {
+            if peer_gone(c.err) {
+                // The peer's process or host is gone. Its launcher knows why (a rank killed,
+                // a host lost) and ends the job with that report within a fraction of a
+                // second; give it the chance, rather than ending the job first with a report
+                // that only says a connection broke.
+                std::thread::sleep(PEER_GONE_GRACE);
+            }
             self.fail(format!(
                 "a transfer failed: {} ({msg})",
                 ffi::strerror(c.err)
@@ -1134,4 +1141,21 @@ mod tests {
         let e = Endpoint::open(Some("no-such-provider"), Some("127.0.0.1")).unwrap_err();
         assert!(e.contains("no-such-provider"), "{e}");
     }
+}
+
+/// How long a rank waits, after a transfer failed because its peer is gone, for the launcher
+/// to end the job with the cause before reporting the failure itself.
+const PEER_GONE_GRACE: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// Whether a completion error means the peer's end of the connection is gone.
+fn peer_gone(err: i64) -> bool {
+    [
+        libc::EPIPE,
+        libc::ECONNRESET,
+        libc::ENOTCONN,
+        libc::ECONNABORTED,
+        libc::ECONNREFUSED,
+    ]
+    .iter()
+    .any(|&e| i64::from(e) == err.abs())
 }
