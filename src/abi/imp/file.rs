@@ -9,6 +9,7 @@ use crate::abi::entry::ErrObj;
 use crate::abi::types::*;
 use crate::core::datatype::{derived, TypeEntry};
 use crate::core::error::{fail, MpiError, MpiResult};
+use crate::core::io::datarep::{Conversion, ConversionCount, ConversionInt, ExtentFn};
 use crate::core::io::{self, view::Datarep, view::View};
 use crate::core::objects::errhandler;
 use crate::core::objects::group::Group;
@@ -125,6 +126,19 @@ pub(crate) unsafe fn MPI_File_set_view(
     let rep = Datarep::parse(&c_string(datarep, "datarep")?)?;
     let given = hints(info)?;
     let h = fh as usize;
+    if rep.converts() {
+        // The file sizes of the view's types, asked of a user's extent function here, outside
+        // the runtime (it may call MPI); `View::new` then finds them cached.
+        let types = runtime::with(|rt| {
+            Ok([etype, filetype]
+                .iter()
+                .filter_map(|&t| view_type(rt, t, "view type").ok().map(|t| t.1))
+                .collect::<Vec<_>>())
+        })?;
+        for t in &types {
+            io::datarep::file_size(rep, t)?;
+        }
+    }
     let view = runtime::with(|rt| {
         let (_, f) = rt.file(h)?;
         let disp = if disp == -1 {
@@ -191,9 +205,10 @@ pub(crate) unsafe fn MPI_File_get_view(
     *d = v_disp as MPI_Offset;
     *e = he as MPI_Datatype;
     *t = ht as MPI_Datatype;
-    let name = rep.name().as_bytes();
+    let name = rep.name();
+    let name = name.as_bytes();
     // SAFETY: the caller's buffer holds MPI_MAX_DATAREP_STRING bytes (C contract); the names
-    // are far shorter.
+    // are shorter (registration checks the user's).
     unsafe {
         std::ptr::copy_nonoverlapping(name.as_ptr(), datarep as *mut u8, name.len());
         *datarep.add(name.len()) = 0;
@@ -249,23 +264,96 @@ pub(crate) unsafe fn MPI_File_get_byte_offset(
 }
 
 fn type_extent(fh: MPI_File, datatype: MPI_Datatype) -> MpiResult<i64> {
-    runtime::with(|rt| {
+    let (rep, t) = runtime::with(|rt| {
         let rep = rt.file(fh as usize)?.1.view.datarep;
-        let t = rt.dtype(datatype as usize)?;
-        Ok(match rep {
-            Datarep::External32 => {
-                // The extent in the file: the external size of the data, scaled like the
-                // memory extent (types with holes keep their holes).
-                let ext = crate::core::datatype::external::size(&t)? as i64;
-                if t.size == 0 {
-                    t.extent as i64
-                } else {
-                    t.extent as i64 * ext / t.size as i64
-                }
-            }
-            _ => t.extent as i64,
-        })
-    })
+        Ok((rep, rt.dtype(datatype as usize)?))
+    })?;
+    // Outside the runtime: a user's extent function may call MPI.
+    io::datarep::type_extent(rep, &t)
+}
+
+/// A conversion function argument of `MPI_Register_datarep` (`int` counts) or of its `_c`
+/// form (`large`).
+fn conversion(f: *mut c_void, large: bool) -> Conversion {
+    if f.is_null() {
+        return Conversion::Null;
+    }
+    // SAFETY: a non-null conversion argument is a function of the C prototype
+    // `MPI_Datarep_conversion_function(_c)` (C contract), which these types spell.
+    unsafe {
+        if large {
+            Conversion::Count(std::mem::transmute::<*mut c_void, ConversionCount>(f))
+        } else {
+            Conversion::Int(std::mem::transmute::<*mut c_void, ConversionInt>(f))
+        }
+    }
+}
+
+/// `MPI_Register_datarep(_c)`; errors go to the handler of `MPI_FILE_NULL`.
+unsafe fn register_datarep(
+    datarep: *const c_char,
+    read: *mut c_void,
+    write: *mut c_void,
+    extent: *mut c_void,
+    extra: *mut c_void,
+    large: bool,
+) -> MpiResult<()> {
+    on_null((|| {
+        runtime::with(|_| Ok(()))?;
+        let name = c_string(datarep, "datarep")?;
+        if extent.is_null() {
+            return fail(MPI_ERR_ARG, "dtype_file_extent_fn must not be NULL");
+        }
+        // SAFETY: a non-null extent argument is an `MPI_Datarep_extent_function` (C contract).
+        let extent = unsafe { std::mem::transmute::<*mut c_void, ExtentFn>(extent) };
+        io::datarep::register(
+            &name,
+            conversion(read, large),
+            conversion(write, large),
+            extent,
+            extra as usize,
+        )
+    })())
+}
+
+pub(crate) unsafe fn MPI_Register_datarep(
+    datarep: *const c_char,
+    read_conversion_fn: *mut c_void,
+    write_conversion_fn: *mut c_void,
+    dtype_file_extent_fn: *mut c_void,
+    extra_state: *mut c_void,
+) -> MpiResult<()> {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe {
+        register_datarep(
+            datarep,
+            read_conversion_fn,
+            write_conversion_fn,
+            dtype_file_extent_fn,
+            extra_state,
+            false,
+        )
+    }
+}
+
+pub(crate) unsafe fn MPI_Register_datarep_c(
+    datarep: *const c_char,
+    read_conversion_fn: *mut c_void,
+    write_conversion_fn: *mut c_void,
+    dtype_file_extent_fn: *mut c_void,
+    extra_state: *mut c_void,
+) -> MpiResult<()> {
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe {
+        register_datarep(
+            datarep,
+            read_conversion_fn,
+            write_conversion_fn,
+            dtype_file_extent_fn,
+            extra_state,
+            true,
+        )
+    }
 }
 
 pub(crate) unsafe fn MPI_File_get_type_extent(

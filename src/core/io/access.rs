@@ -5,16 +5,15 @@
 //! instead of one per segment. Every write holds an exclusive byte-range lock on the span it
 //! touches, so a sieving write never puts back stale bytes over another rank's data.
 
+use super::datarep;
 use super::errno::io_error;
-use super::view::{Datarep, View};
-use crate::core::datatype::{external, Dtype, Layout};
-use crate::core::error::{fail, MpiResult};
-use crate::mpi_abi::consts::*;
+use super::view::View;
+use crate::core::datatype::Layout;
+use crate::core::error::MpiResult;
 use crate::platform::file_lock::RangeLock;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::Arc;
 
 /// Data sieving and buffering hints of an open file (ROMIO's names).
 #[derive(Clone, Debug)]
@@ -89,14 +88,7 @@ pub struct Target<'a> {
     pub lock_writes: bool,
 }
 
-/// The memory type of an access, for data conversion (`external32` views).
-#[derive(Clone, Debug)]
-pub struct Elements {
-    /// Element type.
-    pub dt: Arc<Dtype>,
-    /// Elements.
-    pub count: usize,
-}
+pub use super::datarep::Elements;
 
 /// Copies the packed data of `mem` out of user memory.
 ///
@@ -130,35 +122,6 @@ pub unsafe fn scatter_mem(mem: &Mem, data: &[u8]) {
         // SAFETY: caller guarantee: the layout's segments at `base` are writable.
         Mem::Layout { base, layout } => unsafe { layout.unpack(*base, 0, data) },
     }
-}
-
-/// Converts packed data between native and external32 element by element; only
-/// representations of the same size are supported.
-pub fn convert(data: &[u8], el: &Elements, to_ext: bool) -> MpiResult<Vec<u8>> {
-    let ext = external::size(&el.dt).map_err(|e| {
-        crate::core::error::MpiError::new(MPI_ERR_UNSUPPORTED_DATAREP, e.message().to_string())
-    })?;
-    if ext != el.dt.size {
-        return fail(
-            MPI_ERR_UNSUPPORTED_DATAREP,
-            format!(
-                "external32 access with a type whose external size ({ext} bytes) differs \
-                 from its native size ({}) is not supported yet",
-                el.dt.size
-            ),
-        );
-    }
-    let mut out = vec![0u8; data.len()];
-    let (mut r, mut w) = (0, 0);
-    while r < data.len() {
-        let (a, b) = external::convert(&el.dt, &data[r..], &mut out[w..], to_ext)?;
-        if a == 0 {
-            break;
-        }
-        r += a;
-        w += b;
-    }
-    Ok(out)
 }
 
 /// Splits segments into runs whose span is at most `max` bytes (each run at least one
@@ -287,21 +250,16 @@ pub unsafe fn write(t: &Target, pos: u64, mem: &Mem, el: &Elements) -> MpiResult
     if n == 0 {
         return Ok(0);
     }
-    let native = t.view.datarep != Datarep::External32;
+    let rep = t.view.datarep;
     let owned;
     let data: &[u8] = match mem {
         // SAFETY: caller guarantee: `len` readable bytes at `addr`, unchanged meanwhile.
-        Mem::Contig { addr, len } if native => unsafe {
+        Mem::Contig { addr, len } if !rep.converts() => unsafe {
             std::slice::from_raw_parts(*addr as *const u8, *len)
         },
         _ => {
             // SAFETY: forwarded caller guarantee.
-            let packed = unsafe { gather_mem(mem) };
-            owned = if native {
-                packed
-            } else {
-                convert(&packed, el, true)?
-            };
+            owned = unsafe { datarep::to_file(rep, mem, el)? };
             &owned
         }
     };
@@ -339,24 +297,18 @@ pub unsafe fn read(t: &Target, pos: u64, mem: &Mem, el: &Elements) -> MpiResult<
         };
         read_segments(t, &segs, data)
     };
-    if let (Mem::Contig { addr, len }, Datarep::Native | Datarep::Internal) = (mem, t.view.datarep)
-    {
+    let rep = t.view.datarep;
+    if let (Mem::Contig { addr, len }, false) = (mem, rep.converts()) {
         // SAFETY: caller guarantee: `len` writable bytes at `addr`, untouched meanwhile.
         let user = unsafe { std::slice::from_raw_parts_mut(*addr as *mut u8, *len) };
         let got = go(user).map_err(|e| io_error(&e, "read failed", t.path))?;
         return Ok(got as u64);
     }
-    let mut data = vec![0u8; n];
+    let mut data = vec![0u8; datarep::file_bytes(rep, el)?];
     let got = go(&mut data).map_err(|e| io_error(&e, "read failed", t.path))?;
     data.truncate(got);
-    if t.view.datarep == Datarep::External32 {
-        let whole = got - got % el.dt.size.max(1);
-        data.truncate(whole);
-        data = convert(&data, el, false)?;
-    }
     // SAFETY: forwarded caller guarantee.
-    unsafe { scatter_mem(mem, &data) };
-    Ok(data.len() as u64)
+    Ok(unsafe { datarep::from_file(rep, &data, mem, el)? } as u64)
 }
 
 #[cfg(test)]

@@ -8,9 +8,9 @@
 //! interleave, every rank accesses its own range directly instead (`automatic` mode).
 
 use super::access::{self, Elements, Mem, Target};
+use super::datarep;
 use super::errno::io_error;
 use super::hints::{Hints, Switch};
-use super::view::Datarep;
 use crate::core::error::MpiResult;
 use crate::core::objects::team::{self, Combine, Round, Team};
 use crate::core::runtime;
@@ -268,14 +268,9 @@ pub unsafe fn run(
 
     let mut data = if write {
         // SAFETY: forwarded caller guarantee.
-        let d = unsafe { access::gather_mem(mem) };
-        if t.view.datarep == Datarep::External32 {
-            access::convert(&d, el, true)?
-        } else {
-            d
-        }
+        unsafe { datarep::to_file(t.view.datarep, mem, el)? }
     } else {
-        vec![0u8; n]
+        vec![0u8; datarep::file_bytes(t.view.datarep, el)?]
     };
     let mut cursors = vec![0usize; aggs.len()];
     // An aggregator's error is reported by every rank once the rounds are over (the others
@@ -468,14 +463,8 @@ pub unsafe fn run(
         }
     }
     data.truncate(got);
-    if t.view.datarep == Datarep::External32 {
-        let whole = got - got % el.dt.size.max(1);
-        data.truncate(whole);
-        data = access::convert(&data, el, false)?;
-    }
     // SAFETY: forwarded caller guarantee.
-    unsafe { access::scatter_mem(mem, &data) };
-    Ok(data.len() as u64)
+    Ok(unsafe { datarep::from_file(t.view.datarep, &data, mem, el)? } as u64)
 }
 
 /// Whether a collective access may run two-phase (the ranks agree on the final choice).

@@ -10,6 +10,7 @@
 
 pub mod access;
 pub mod collective;
+pub mod datarep;
 pub mod errno;
 pub mod hints;
 pub mod shared_fp;
@@ -81,6 +82,15 @@ impl Runtime {
     }
 
     /// [`Runtime::file`], mutable.
+    /// The handle of the open file whose own communicator is `comm` (its requests' errors go
+    /// to the file's handler).
+    pub fn file_of_comm(&self, comm: usize) -> Option<usize> {
+        self.files
+            .iter()
+            .find(|(_, f)| f.comm == comm)
+            .map(|(i, _)| self.files.handle(i))
+    }
+
     pub fn file_mut(&mut self, h: usize) -> MpiResult<&mut File> {
         let (i, _) = self.file(h)?;
         Ok(self.files.get_mut(i).expect("decoded file"))
@@ -611,7 +621,12 @@ fn prepare(rt: &Runtime, h: usize, a: &Access) -> MpiResult<Prepared> {
         hints: f.hints.clone(),
         shared: f.shared.clone(),
         mem,
-        el: Elements { dt, count: a.count },
+        el: Elements {
+            dt,
+            count: a.count,
+            handle: a.dt,
+            buf: a.buf,
+        },
         start,
         team: team_of(rt, f.comm)?,
         nodes: f.nodes.clone(),
@@ -690,7 +705,10 @@ pub unsafe fn access(h: usize, a: &Access) -> MpiResult<Started> {
         Pos::Ordered => p.start = ordered_start(&p.team, &p.shared, n, es)?,
         _ => {}
     }
-    if a.nonblocking {
+    // A user's conversion functions run in the caller's thread, while its datatype handle
+    // is sure to be valid: a nonblocking access in such a representation completes at once.
+    let queued = a.nonblocking && !matches!(p.view.datarep, view::Datarep::User(_));
+    if queued {
         // The pointers move at the start, by the amount asked for.
         if a.pos == Pos::Individual {
             runtime::with(|rt| {

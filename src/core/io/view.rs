@@ -4,48 +4,13 @@
 //! The file type's compiled layout program maps data bytes to file offsets, the same walk
 //! that lists the segments of a memory transfer.
 
+use super::datarep;
 use crate::core::datatype::{engine, Dtype};
 use crate::core::error::{fail, MpiResult};
 use crate::mpi_abi::consts::*;
 use std::sync::Arc;
 
-/// How file data is represented (`datarep`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Datarep {
-    /// `native`: memory bytes as they are.
-    Native,
-    /// `internal`: this implementation's choice, which is `native`.
-    Internal,
-    /// `external32`: the standard's big-endian portable representation.
-    External32,
-}
-
-impl Datarep {
-    /// The representation named `name` (`MPI_ERR_UNSUPPORTED_DATAREP` for others).
-    pub fn parse(name: &str) -> MpiResult<Datarep> {
-        match name {
-            "native" => Ok(Datarep::Native),
-            "internal" => Ok(Datarep::Internal),
-            "external32" => Ok(Datarep::External32),
-            other => fail(
-                MPI_ERR_UNSUPPORTED_DATAREP,
-                format!(
-                    "data representation \"{other}\" is not known (native, internal and \
-                     external32 are)"
-                ),
-            ),
-        }
-    }
-
-    /// The name `MPI_File_get_view` returns.
-    pub fn name(self) -> &'static str {
-        match self {
-            Datarep::Native => "native",
-            Datarep::Internal => "internal",
-            Datarep::External32 => "external32",
-        }
-    }
-}
+pub use super::datarep::Datarep;
 
 /// A file view.
 #[derive(Clone, Debug)]
@@ -58,6 +23,11 @@ pub struct View {
     pub filetype: (usize, Arc<Dtype>),
     /// Data representation.
     pub datarep: Datarep,
+    /// File bytes per native data byte (numerator, denominator) when the representation
+    /// stores the etype in another size: the view's data is counted in native bytes and its
+    /// file segments are scaled (the filetype is then made of etypes, whose displacements
+    /// the standard scales to the file representation).
+    pub scale: Option<(u64, u64)>,
 }
 
 impl Default for View {
@@ -69,6 +39,7 @@ impl Default for View {
             etype: (MPI_BYTE, byte.clone()),
             filetype: (MPI_BYTE, byte),
             datarep: Datarep::Native,
+            scale: None,
         }
     }
 }
@@ -118,11 +89,13 @@ impl View {
             }
             last = at;
         }
+        let scale = scale_of(datarep, e, f, &segs.iov)?;
         Ok(View {
             disp,
             etype,
             filetype,
             datarep,
+            scale,
         })
     }
 
@@ -137,9 +110,28 @@ impl View {
         f.size as isize == f.extent && f.prog.single() == Some((0, f.size))
     }
 
-    /// The file segments `(offset, length)` holding view data bytes `[from, to)`, in view
-    /// order, adjacent ones merged.
+    /// The file segments `(offset, length)` holding view data bytes `[from, to)` (native
+    /// bytes; the segments hold their file form, scaled when the representation changes
+    /// sizes), in view order, adjacent ones merged.
     pub fn segments(&self, from: u64, to: u64) -> Vec<(u64, usize)> {
+        let segs = self.native_segments(from, to);
+        match self.scale {
+            None => segs,
+            Some((num, den)) => segs
+                .into_iter()
+                .map(|(at, len)| {
+                    let rel = at - self.disp;
+                    (
+                        self.disp + rel * num / den,
+                        (len as u64 * num / den) as usize,
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// [`View::segments`] as if the data were stored in native sizes.
+    fn native_segments(&self, from: u64, to: u64) -> Vec<(u64, usize)> {
         if from >= to {
             return Vec::new();
         }
@@ -175,6 +167,11 @@ impl View {
         if end <= self.disp {
             return 0;
         }
+        // In native sizes, the end of the file is proportionally nearer the displacement.
+        let end = match self.scale {
+            Some((num, den)) => self.disp + (end - self.disp) * den / num,
+            None => end,
+        };
         let f = &self.filetype.1;
         let rel = end - self.disp;
         if self.contiguous() {
@@ -196,6 +193,63 @@ impl View {
         }
         n
     }
+}
+
+/// The scale of a view in `rep` with etype `e` and filetype `f` (whose data segments from 0
+/// are `segs`): `None` when the etype keeps its size in the file, else (file, native) bytes
+/// of one etype. A representation that changes sizes needs a filetype the standard calls
+/// portable (built from the etype by contiguous, vector, indexed, indexed-block, subarray
+/// or darray constructors, whose displacements count whole etypes and so scale); byte
+/// displacements (hvector, struct, resized, ...) would not scale, and are refused.
+fn scale_of(
+    rep: Datarep,
+    e: &Dtype,
+    f: &Dtype,
+    segs: &[(usize, usize)],
+) -> MpiResult<Option<(u64, u64)>> {
+    if !rep.converts() {
+        return Ok(None);
+    }
+    let (file_e, native_e) = (datarep::file_size(rep, e)?, e.size);
+    let file_f = datarep::file_size(rep, f)?;
+    let whole = |x: usize| x.is_multiple_of(native_e);
+    let fits = file_f as u128 * native_e as u128 == f.size as u128 * file_e as u128
+        && (file_e == native_e
+            || (portable(f)
+                && whole(f.extent as usize)
+                && segs.iter().all(|&(at, len)| whole(at) && whole(len))));
+    if !fits {
+        return fail(
+            MPI_ERR_UNSUPPORTED_DATAREP,
+            format!(
+                "data representation \"{}\" stores the etype in {file_e} bytes instead of \
+                 {native_e}: the filetype must then be made of etypes with a portable \
+                 constructor (contiguous, vector, indexed, indexed_block, subarray, darray)",
+                rep.name()
+            ),
+        );
+    }
+    Ok((file_e != native_e).then_some((file_e as u64, native_e as u64)))
+}
+
+/// Whether `t` is built from predefined types by constructors whose displacements count
+/// elements of their old type (the standard's portable datatypes).
+fn portable(t: &Dtype) -> bool {
+    let c = &t.contents;
+    matches!(
+        c.combiner,
+        MPI_COMBINER_NAMED
+            | MPI_COMBINER_DUP
+            | MPI_COMBINER_CONTIGUOUS
+            | MPI_COMBINER_VECTOR
+            | MPI_COMBINER_INDEXED
+            | MPI_COMBINER_INDEXED_BLOCK
+            | MPI_COMBINER_SUBARRAY
+            | MPI_COMBINER_DARRAY
+            | MPI_COMBINER_F90_REAL
+            | MPI_COMBINER_F90_COMPLEX
+            | MPI_COMBINER_F90_INTEGER
+    ) && c.types.iter().all(|k| portable(k))
 }
 
 #[cfg(test)]
@@ -250,5 +304,53 @@ mod tests {
             Datarep::parse("big").unwrap_err().class(),
             MPI_ERR_UNSUPPORTED_DATAREP
         );
+    }
+
+    #[test]
+    fn size_changing_representations_scale_portable_views() {
+        use crate::core::datatype::Contents;
+        let long = Arc::new(Dtype::predefined(MPI_LONG).unwrap());
+        let vector = |combiner| {
+            let c = Contents {
+                combiner,
+                types: vec![long.clone()],
+                ..Default::default()
+            };
+            // Longs 0 and 3 of every 4 (stride 3 longs, extent 4 longs when tiled).
+            let v = derived::vector_bytes(2, 1, 24, &long, c).unwrap();
+            let v = derived::resized(&Arc::new(v), 0, 32, Contents::default()).unwrap();
+            Arc::new(v)
+        };
+        // external32 stores a long in 4 bytes: offsets and lengths halve.
+        let e = (MPI_LONG, long.clone());
+        let f = vector(MPI_COMBINER_VECTOR);
+        let resized_is_not_portable = View::new(100, e.clone(), (1, f), Datarep::External32);
+        assert_eq!(
+            resized_is_not_portable.unwrap_err().class(),
+            MPI_ERR_UNSUPPORTED_DATAREP
+        );
+        let v = View::new(100, e.clone(), (1, f_plain(&long)), Datarep::External32).unwrap();
+        assert_eq!(v.scale, Some((4, 8)));
+        // Data bytes 0..32 (4 longs) of a vector of 2 longs at stride 3 (extent 4 longs):
+        // longs 0, 3 (first tile), 4, 7 (second tile); in the file 4 bytes each.
+        assert_eq!(v.segments(0, 32), vec![(100, 4), (112, 8), (128, 4)]);
+        assert_eq!(v.byte_offset(8), 112);
+        // A 118-byte file ends in the middle of file long 4: longs 0, 3 and half of 4 (20
+        // native bytes) lie before it.
+        assert_eq!(v.data_before(118), 20);
+        // The same view in native sizes is not scaled.
+        let n = View::new(100, e, (1, f_plain(&long)), Datarep::Native).unwrap();
+        assert_eq!(n.scale, None);
+        assert_eq!(n.segments(0, 16), vec![(100, 8), (124, 8)]);
+    }
+
+    /// A vector of 2 longs at a stride of 3 longs, built as `MPI_Type_vector` records it.
+    fn f_plain(long: &Arc<Dtype>) -> Arc<Dtype> {
+        let c = crate::core::datatype::Contents {
+            combiner: MPI_COMBINER_VECTOR,
+            types: vec![long.clone()],
+            ..Default::default()
+        };
+        Arc::new(derived::vector_bytes(2, 1, 24, long, c).unwrap())
     }
 }

@@ -437,12 +437,18 @@ pub(super) unsafe fn report_all(
                     s.MPI_ERROR = MPI_ERR_PENDING;
                 }
             }
-            let handle = runtime::with(|rt| Ok(rt.comm_handle(comm)))?;
+            // The failed operation's communicator's handler, or its file's.
+            let obj = runtime::with(|rt| {
+                let handle = rt.comm_handle(comm);
+                Ok(rt
+                    .file_of_comm(handle)
+                    .map_or(ErrObj::Comm(handle), ErrObj::File))
+            })?;
             Err(MpiError::new(
                 MPI_ERR_IN_STATUS,
                 "one or more operations failed: see the MPI_ERROR field of their statuses",
             )
-            .on(ErrObj::Comm(handle)))
+            .on(obj))
         }
     }
 }

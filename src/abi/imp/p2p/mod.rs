@@ -48,14 +48,20 @@ fn request_index(rt: &Runtime, h: MPI_Request) -> MpiResult<u32> {
     }
 }
 
-/// The error of a completed operation, directed at its communicator's handler.
+/// The error of a completed operation, directed at its communicator's handler, or for a
+/// nonblocking file access (a request on a file's own communicator) at the file's.
 #[cold]
 fn status_error(rt: &Runtime, comm: u32, st: &Status) -> MpiError {
     let msg = match st.error {
         MPI_ERR_TRUNCATE => format!("message truncated: the receive buffer holds {} bytes but a longer message from rank {} (tag {}) arrived", st.bytes, st.source, st.tag),
-        e => format!("operation failed with error class {e}"),
+        e => format!("operation failed: {}", crate::error::class_string(e)),
     };
-    MpiError::new(st.error, msg).on(ErrObj::Comm(rt.comm_handle(comm)))
+    let handle = rt.comm_handle(comm);
+    let obj = match rt.file_of_comm(handle) {
+        Some(fh) => ErrObj::File(fh),
+        None => ErrObj::Comm(handle),
+    };
+    MpiError::new(st.error, msg).on(obj)
 }
 
 #[inline]
