@@ -7,9 +7,10 @@
  *    itself a dup; non-members get MPI_COMM_NULL.
  *  - MPI_Comm_create with disjoint groups on different processes (evens pass the group of
  *    evens, odds the group of odds; allowed for intracommunicators since MPI-2.2).
- *  - MPI_Comm_create_group (collective over the group only: non-members do not call it):
- *    evens and odds at once with different tags, a reversed group, and of a sub-
- *    communicator.
+ *  - MPI_Comm_create_group (collective over the group only): evens and odds at once with
+ *    different tags, a reversed group, and of a sub-communicator; a process outside the
+ *    group (MPI_GROUP_EMPTY, or the other parity's group) gets MPI_COMM_NULL from a local
+ *    call.
  *  - MPI_Comm_create_from_group (MPI-4.0; only when MPI_VERSION >= 4) from the group of
  *    WORLD and of its evens, stringtag "org.hympi.test", with MPI_ERRORS_RETURN: the
  *    result has the members of the group in group order and that error handler.
@@ -131,6 +132,25 @@ int main(int argc, char **argv)
         CHECK_RC(rc, "MPI_Comm_create_group (parity)");
         MTest_Check_members(c, mine, nmine, "create_group parity");
         MPI_Group_free(&g);
+
+        /* A process outside the group makes a local call that gives MPI_COMM_NULL: the
+         * empty group, and the other parity's group (rsmpi's split example does this). */
+        MPI_Comm none = MPI_COMM_WORLD;
+        rc = MPI_Comm_create_group(MPI_COMM_WORLD, MPI_GROUP_EMPTY, 5, &none);
+        CHECK(rc == MPI_SUCCESS && none == MPI_COMM_NULL,
+              "MPI_Comm_create_group (empty group) gave rc %d and not MPI_COMM_NULL", rc);
+        if (size > 1) {
+            int other[MAXP], nother = 0;
+            for (int r = 1 - rank % 2; r < size; r += 2)
+                other[nother++] = r;
+            g = group_of(wg, other, nother);
+            none = MPI_COMM_WORLD;
+            rc = MPI_Comm_create_group(MPI_COMM_WORLD, g, 6, &none);
+            CHECK(rc == MPI_SUCCESS && none == MPI_COMM_NULL,
+                  "MPI_Comm_create_group (a group without the caller) gave rc %d and not "
+                  "MPI_COMM_NULL", rc);
+            MPI_Group_free(&g);
+        }
 
         /* Of the new communicator: its members reversed (world ranks), tag 0. */
         int rev[MAXP];

@@ -14,7 +14,7 @@
  *    checks that the messages come from them (nothing arrives from MPI_PROC_NULL).
  *  - MPI_Cart_sub: rows and columns of the 2D grid (members checked by messages), and no
  *    dimension kept (size 1).
- *  - MPI_Cart_map: a rank in the grid or MPI_UNDEFINED.
+ *  - MPI_Cart_map: a rank in the grid or MPI_UNDEFINED; MPI_UNDEFINED for all in a 2 x 0 grid.
  *  - A dup of a Cartesian communicator keeps the topology.
  *  - MPI_ERR_TOPOLOGY (MPI_ERRORS_RETURN) for Cartesian calls on WORLD (no topology). */
 #include "mtest.h"
@@ -273,6 +273,16 @@ int main(int argc, char **argv)
         rc = MPI_Cart_map(MPI_COMM_WORLD, 2, dims, periods, &nr);
         CHECK(rc == MPI_SUCCESS && nr >= 0 && nr < size, "MPI_Cart_map (full grid) gave %d", nr);
     }
+#ifndef OPEN_MPI /* Open MPI 4.1 refuses an extent of 0 */
+    {
+        /* An empty grid (an extent of 0, as rsmpi's cartesian_map example asks below 4
+         * processes; MPICH accepts it): nobody has a place. */
+        int d0[2] = {2, 0}, p0[2] = {0, 0}, nr = -2;
+        rc = MPI_Cart_map(MPI_COMM_WORLD, 2, d0, p0, &nr);
+        CHECK(rc == MPI_SUCCESS && nr == MPI_UNDEFINED, "MPI_Cart_map (2 x 0 grid) gave rc %d, %d",
+              rc, nr);
+    }
+#endif
 
     /* Errors. */
     MTest_Errors_return_all();

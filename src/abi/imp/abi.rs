@@ -114,6 +114,38 @@ conversions! {
     MPI_Session_toint, MPI_Session_fromint, MPI_Session, MPI_SESSION_NULL, kind::SESSION, |_: &Runtime, ix| crate::core::objects::session::handle_at(ix);
 }
 
+/// Defines `MPI_X_c2f` / `MPI_X_f2c` (the standard's handle conversions to and from Fortran
+/// `INTEGER`s, which C clients such as rsmpi call): `MPI_Fint` is a C `int`, and a handle's
+/// Fortran integer is its integer form (`MPI_X_toint` / `MPI_X_fromint`).
+macro_rules! fortran_conversions {
+    ($($c2f:ident, $f2c:ident, $toint:ident, $fromint:ident, $handle:ty;)*) => {$(
+        #[doc = concat!("`", stringify!($c2f), "`: [`", stringify!($toint), "`].")]
+        pub(crate) unsafe fn $c2f(h: $handle) -> MpiResult<MPI_Fint> {
+            // SAFETY: the caller's argument, forwarded.
+            unsafe { $toint(h) }
+        }
+        #[doc = concat!("`", stringify!($f2c), "`: [`", stringify!($fromint), "`].")]
+        pub(crate) unsafe fn $f2c(i: MPI_Fint) -> MpiResult<$handle> {
+            // SAFETY: the caller's argument, forwarded.
+            unsafe { $fromint(i) }
+        }
+    )*};
+}
+
+fortran_conversions! {
+    MPI_Comm_c2f, MPI_Comm_f2c, MPI_Comm_toint, MPI_Comm_fromint, MPI_Comm;
+    MPI_Errhandler_c2f, MPI_Errhandler_f2c, MPI_Errhandler_toint, MPI_Errhandler_fromint, MPI_Errhandler;
+    MPI_File_c2f, MPI_File_f2c, MPI_File_toint, MPI_File_fromint, MPI_File;
+    MPI_Group_c2f, MPI_Group_f2c, MPI_Group_toint, MPI_Group_fromint, MPI_Group;
+    MPI_Info_c2f, MPI_Info_f2c, MPI_Info_toint, MPI_Info_fromint, MPI_Info;
+    MPI_Message_c2f, MPI_Message_f2c, MPI_Message_toint, MPI_Message_fromint, MPI_Message;
+    MPI_Op_c2f, MPI_Op_f2c, MPI_Op_toint, MPI_Op_fromint, MPI_Op;
+    MPI_Request_c2f, MPI_Request_f2c, MPI_Request_toint, MPI_Request_fromint, MPI_Request;
+    MPI_Session_c2f, MPI_Session_f2c, MPI_Session_toint, MPI_Session_fromint, MPI_Session;
+    MPI_Type_c2f, MPI_Type_f2c, MPI_Type_toint, MPI_Type_fromint, MPI_Datatype;
+    MPI_Win_c2f, MPI_Win_f2c, MPI_Win_toint, MPI_Win_fromint, MPI_Win;
+}
+
 /// `MPI_Abi_get_info`: a new info object with the sizes, in bytes, of the ABI's integer types
 /// (`mpi_aint_size`, `mpi_count_size`, `mpi_offset_size`).
 pub(crate) unsafe fn MPI_Abi_get_info(info: *mut MPI_Info) -> MpiResult<()> {

@@ -126,6 +126,20 @@ pub fn command_line(
     cmd
 }
 
+/// What `-show` prints: the command the arguments would run; for a bare `-show` (no other
+/// argument: how build probes such as rsmpi's `build-probe-mpi`, meson or CMake's FindMPI ask
+/// how to use MPI, picking out the `-I`, `-L` and `-l` words) the link line of the shared
+/// library, which a foreign toolchain can link (a Rust program cannot take the static
+/// library: it carries its own copy of Rust's standard library).
+pub fn show_line(cc: &OsStr, layout: &Layout, args: &[OsString]) -> Vec<OsString> {
+    if args.is_empty() {
+        let mut cmd = vec![cc.to_os_string(), include_flag(layout)];
+        cmd.extend(shared_link_part(layout));
+        return cmd;
+    }
+    command_line(cc, layout, args, links(args))
+}
+
 /// The libraries appended when linking a shared object: `libhympi.so` (found at run time
 /// through an rpath), as MPICH's wrappers link `libmpi.so`. Linking the static library
 /// into a shared object would give each such object its own private copy of MPI, and hide
@@ -188,7 +202,7 @@ pub fn run(tool: &str, env_var: &str, default_compiler: &str) -> ! {
             words.extend(link_part(&layout));
             println!("{}", show(&words));
         }
-        Mode::Show => println!("{}", show(&command_line(&cc, &layout, &args, links(&args)))),
+        Mode::Show => println!("{}", show(&show_line(&cc, &layout, &args))),
         Mode::Run => {
             let words = command_line(&cc, &layout, &args, links(&args));
             let status = Command::new(&words[0]).args(&words[1..]).status();
@@ -245,6 +259,23 @@ mod tests {
         );
         let compile = command_line(OsStr::new("g++"), &l, &os(&["-c", "x.cpp"]), false);
         assert_eq!(show(&compile), "g++ -I/p/include -c x.cpp");
+    }
+
+    #[test]
+    fn a_bare_show_gives_the_shared_link_line() {
+        let l = Layout {
+            include: "/p/include".into(),
+            lib: "/p/lib".into(),
+            prefix: Some("/p".into()),
+        };
+        assert_eq!(
+            show(&show_line(OsStr::new("cc"), &l, &[])),
+            "cc -I/p/include -L/p/lib -Wl,-rpath,/p/lib -lhympi"
+        );
+        assert_eq!(
+            show(&show_line(OsStr::new("cc"), &l, &os(&["x.c"]))),
+            show(&command_line(OsStr::new("cc"), &l, &os(&["x.c"]), true))
+        );
     }
 
     #[test]

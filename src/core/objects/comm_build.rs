@@ -592,14 +592,14 @@ fn group_team(via: u32, members_of_via: &[u32], group: &[u32], me: u32, t: i32) 
     })
 }
 
-/// `MPI_Comm_create_group` (only members of `group` call it; `utag` tells concurrent calls
-/// apart).
+/// `MPI_Comm_create_group` (collective over the members of `group`; `utag` tells concurrent
+/// calls apart). A process outside the group gets `MPI_COMM_NULL` at once.
 pub fn create_group(h: usize, group: Vec<u32>, utag: i32) -> MpiResult<usize> {
     if utag < 0 {
         return fail(MPI_ERR_TAG, format!("invalid tag {utag}"));
     }
     let t = tag::derived(utag as u64);
-    let (team, ctx, errh) = runtime::with(|rt| {
+    let made = runtime::with(|rt| {
         let (idx, c) = rt.comm_plain(h)?;
         if c.is_inter() {
             return fail(
@@ -607,9 +607,25 @@ pub fn create_group(h: usize, group: Vec<u32>, utag: i32) -> MpiResult<usize> {
                 "MPI_Comm_create_group needs an intracommunicator",
             );
         }
-        let team = group_team(idx, &c.members(), &group, rt.world_rank as u32, t)?;
-        Ok((team, c.ctx, c.errh))
+        let me = rt.world_rank as u32;
+        if !group.contains(&me) {
+            // A process outside the group (MPI_GROUP_EMPTY, say) makes a local call that
+            // gives MPI_COMM_NULL; the group must still be part of the communicator's.
+            let members = c.members();
+            if let Some(w) = group.iter().find(|w| !members.contains(w)) {
+                return fail(
+                    MPI_ERR_GROUP,
+                    format!("world rank {w} of the group is not in the communicator"),
+                );
+            }
+            return Ok(None);
+        }
+        let team = group_team(idx, &c.members(), &group, me, t)?;
+        Ok(Some((team, c.ctx, c.errh)))
     })?;
+    let Some((team, ctx, errh)) = made else {
+        return Ok(MPI_COMM_NULL);
+    };
     let id = Agreement::new(team, None, key(ctx, t)).run()?;
     let session = runtime::with(|rt| Ok(session_of(rt, h)))?;
     Ok(finish_group_comm(id, group, errh, session)?.expect("caller is a member"))

@@ -243,10 +243,16 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> MpiResult<()> {
 
 /// `MPI_Cart_map`: the rank of the calling process in a grid of `dims` built from a
 /// communicator of `size` processes (this implementation does not reorder: ranks below the
-/// grid size keep their rank, the others get `MPI_UNDEFINED`). `MPI_ERR_DIMS` when an extent
-/// is not positive or the grid is larger than the communicator.
+/// grid size keep their rank, the others get `MPI_UNDEFINED`; an extent of 0 leaves every
+/// process out). `MPI_ERR_DIMS` when an extent is negative or the grid is larger than the
+/// communicator.
 pub fn cart_map(size: i32, rank: i32, dims: &[i32]) -> MpiResult<i32> {
-    let n = grid_size(dims)?;
+    // An extent of 0 makes an empty grid in which no process has a place (MPICH accepts it
+    // too; rsmpi's cartesian_map example asks for one below 4 processes).
+    let n = match dims.iter().position(|&d| d == 0) {
+        Some(_) if dims.iter().all(|&d| d >= 0) => 0,
+        _ => grid_size(dims)?,
+    };
     if n > size {
         return fail(
             MPI_ERR_DIMS,
