@@ -154,6 +154,126 @@ pub fn convert(t: &Dtype, src: &[u8], dst: &mut [u8], to_ext: bool) -> MpiResult
     }
 }
 
+/// The representation every basic item of a type shares, when the type is made of one basic
+/// type (however nested) whose components are alike: its conversion runs in bulk
+/// ([`convert_uniform`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Uniform {
+    native: usize,
+    external: usize,
+    kind: Kind,
+}
+
+impl Uniform {
+    /// Bytes of one item in memory.
+    pub fn native(self) -> usize {
+        self.native
+    }
+    /// Bytes of one item in external32.
+    pub fn external(self) -> usize {
+        self.external
+    }
+}
+
+/// The [`Uniform`] representation of `t`'s items, if they have one.
+pub fn uniform(t: &Dtype) -> Option<Uniform> {
+    if t.size == 0 {
+        return None;
+    }
+    match &t.kids {
+        Kids::Basic => {
+            let c = components(t.handle)?;
+            let (native, external, kind) = c[0];
+            (kind != Kind::LongDouble && c.iter().all(|&x| x == c[0])).then_some(Uniform {
+                native,
+                external,
+                kind,
+            })
+        }
+        Kids::Single { child, .. } => uniform(child),
+        Kids::Struct(f) => {
+            let mut fields = f.iter().filter(|(n, c)| *n > 0 && c.size > 0);
+            let first = uniform(&fields.next()?.1)?;
+            fields
+                .all(|(_, c)| uniform(c) == Some(first))
+                .then_some(first)
+        }
+    }
+}
+
+/// Converts the whole items of `src` (native to external32 when `to_ext`, else back) into
+/// `dst`, which has room for them, in one pass: byte swaps of the same width, or a change of
+/// width for integers (`long` and 4 bytes), checked (`MPI_ERR_CONVERSION` for a value that
+/// does not fit).
+pub fn convert_uniform(u: Uniform, src: &[u8], dst: &mut [u8], to_ext: bool) -> MpiResult<()> {
+    let (rs, ws) = if to_ext {
+        (u.native, u.external)
+    } else {
+        (u.external, u.native)
+    };
+    let n = src.len() / rs;
+    let (src, dst) = (&src[..n * rs], &mut dst[..n * ws]);
+    // Native data is little-endian (as everywhere in this module), external32 big-endian:
+    // both directions of a same-width item are one byte swap.
+    macro_rules! swap {
+        ($t:ty, $w:expr) => {
+            for (s, d) in src.chunks_exact($w).zip(dst.chunks_exact_mut($w)) {
+                let v = <$t>::from_ne_bytes(s.try_into().expect("item width"));
+                d.copy_from_slice(&v.swap_bytes().to_ne_bytes());
+            }
+        };
+    }
+    match (u.kind, rs, ws) {
+        (Kind::Raw, _, _) => dst.copy_from_slice(src),
+        (_, 2, 2) => swap!(u16, 2),
+        (_, 4, 4) => swap!(u32, 4),
+        (_, 8, 8) => swap!(u64, 8),
+        (_, 16, 16) => swap!(u128, 16),
+        (Kind::Int, 8, 4) => {
+            for (s, d) in src.chunks_exact(8).zip(dst.chunks_exact_mut(4)) {
+                let v = i64::from_le_bytes(s.try_into().expect("8 bytes"));
+                let Ok(w) = i32::try_from(v) else {
+                    return fail(
+                        MPI_ERR_CONVERSION,
+                        format!("value {v} does not fit in 4 bytes of external32"),
+                    );
+                };
+                d.copy_from_slice(&w.to_be_bytes());
+            }
+        }
+        (Kind::Uint, 8, 4) => {
+            for (s, d) in src.chunks_exact(8).zip(dst.chunks_exact_mut(4)) {
+                let v = u64::from_le_bytes(s.try_into().expect("8 bytes"));
+                let Ok(w) = u32::try_from(v) else {
+                    return fail(
+                        MPI_ERR_CONVERSION,
+                        format!("value {v} does not fit in 4 bytes of external32"),
+                    );
+                };
+                d.copy_from_slice(&w.to_be_bytes());
+            }
+        }
+        (Kind::Int, 4, 8) => {
+            for (s, d) in src.chunks_exact(4).zip(dst.chunks_exact_mut(8)) {
+                let v = i32::from_be_bytes(s.try_into().expect("4 bytes"));
+                d.copy_from_slice(&i64::from(v).to_le_bytes());
+            }
+        }
+        (Kind::Uint, 4, 8) => {
+            for (s, d) in src.chunks_exact(4).zip(dst.chunks_exact_mut(8)) {
+                let v = u32::from_be_bytes(s.try_into().expect("4 bytes"));
+                d.copy_from_slice(&u64::from(v).to_le_bytes());
+            }
+        }
+        _ => {
+            for (s, d) in src.chunks_exact(rs).zip(dst.chunks_exact_mut(ws)) {
+                one(s, d, u.kind, to_ext)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn one(src: &[u8], dst: &mut [u8], kind: Kind, to_ext: bool) -> MpiResult<()> {
     match kind {
         Kind::Raw => dst.copy_from_slice(src),
@@ -224,6 +344,70 @@ fn one(src: &[u8], dst: &mut [u8], kind: Kind, to_ext: bool) -> MpiResult<()> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bulk_conversion_matches_item_by_item() {
+        let mut seed = 0x9e3779b97f4a7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for h in [
+            MPI_SHORT,
+            MPI_INT,
+            MPI_UNSIGNED,
+            MPI_FLOAT,
+            MPI_DOUBLE,
+            MPI_LONG,
+            MPI_UNSIGNED_LONG,
+            MPI_C_DOUBLE_COMPLEX,
+            MPI_CHAR,
+        ] {
+            let t = Dtype::predefined(h).unwrap();
+            let u = uniform(&t).unwrap();
+            let ext = size(&t).unwrap();
+            // 37 items of native data; longs keep to 32 bits so that they convert.
+            let mut native = vec![0u8; 37 * t.size];
+            for c in native.chunks_exact_mut(t.size) {
+                let v = next();
+                let v = if h == MPI_LONG || h == MPI_UNSIGNED_LONG {
+                    (v >> 33)
+                        | if h == MPI_LONG && v & 1 == 1 {
+                            !0 << 31
+                        } else {
+                            0
+                        }
+                } else {
+                    v
+                };
+                for (i, b) in c.iter_mut().enumerate() {
+                    *b = (v >> (8 * (i % 8))) as u8;
+                }
+            }
+            let (mut bulk, mut each) = (vec![0u8; 37 * ext], vec![0u8; 37 * ext]);
+            convert_uniform(u, &native, &mut bulk, true).unwrap();
+            for i in 0..37 {
+                convert(&t, &native[i * t.size..], &mut each[i * ext..], true).unwrap();
+            }
+            assert_eq!(bulk, each, "to external32, type {h:#x}");
+            let mut back = vec![0u8; native.len()];
+            convert_uniform(u, &bulk, &mut back, false).unwrap();
+            assert_eq!(back, native, "back, type {h:#x}");
+        }
+        let long = Dtype::predefined(MPI_LONG).unwrap();
+        let e = convert_uniform(
+            uniform(&long).unwrap(),
+            &(1i64 << 40).to_le_bytes(),
+            &mut [0u8; 4],
+            true,
+        )
+        .unwrap_err();
+        assert_eq!(e.class(), MPI_ERR_CONVERSION);
+        assert!(uniform(&Dtype::predefined(MPI_LONG_DOUBLE).unwrap()).is_none());
+        assert!(uniform(&Dtype::predefined(MPI_DOUBLE_INT).unwrap()).is_none());
+    }
 
     #[test]
     fn known_bytes() {

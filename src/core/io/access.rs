@@ -308,7 +308,7 @@ pub unsafe fn read(t: &Target, pos: u64, mem: &Mem, el: &Elements) -> MpiResult<
     let got = go(&mut data).map_err(|e| io_error(&e, "read failed", t.path))?;
     data.truncate(got);
     // SAFETY: forwarded caller guarantee.
-    Ok(unsafe { datarep::from_file(rep, &data, mem, el)? } as u64)
+    Ok(unsafe { datarep::from_file(rep, &mut data, mem, el)? } as u64)
 }
 
 #[cfg(test)]

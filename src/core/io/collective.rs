@@ -464,7 +464,7 @@ pub unsafe fn run(
     }
     data.truncate(got);
     // SAFETY: forwarded caller guarantee.
-    Ok(unsafe { datarep::from_file(t.view.datarep, &data, mem, el)? } as u64)
+    Ok(unsafe { datarep::from_file(t.view.datarep, &mut data, mem, el)? } as u64)
 }
 
 /// Whether a collective access may run two-phase (the ranks agree on the final choice).

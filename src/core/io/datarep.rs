@@ -423,9 +423,20 @@ pub unsafe fn to_file(rep: Datarep, mem: &Mem, el: &Elements) -> MpiResult<Vec<u
         // SAFETY: forwarded caller guarantee.
         Datarep::Native | Datarep::Internal => Ok(unsafe { gather_mem(mem) }),
         Datarep::External32 => {
+            let mut out = vec![0u8; file_bytes(rep, el)?];
+            let uniform = external::uniform(&el.dt);
+            if let (Some(u), Mem::Contig { addr, len }) = (uniform, mem) {
+                // SAFETY: caller guarantee: `len` readable bytes at `addr`.
+                let user = unsafe { std::slice::from_raw_parts(*addr as *const u8, *len) };
+                external::convert_uniform(u, user, &mut out, true)?;
+                return Ok(out);
+            }
             // SAFETY: forwarded caller guarantee.
             let native = unsafe { gather_mem(mem) };
-            let mut out = vec![0u8; file_bytes(rep, el)?];
+            if let Some(u) = uniform {
+                external::convert_uniform(u, &native, &mut out, true)?;
+                return Ok(out);
+            }
             let (mut r, mut w) = (0, 0);
             for _ in 0..el.count {
                 let (a, b) = external::convert(&el.dt, &native[r..], &mut out[w..], true)?;
@@ -480,12 +491,18 @@ fn same_sizes(u: &UserRep, el: &Elements, file: usize) -> MpiResult<()> {
     Ok(())
 }
 
-/// Stores file data `data` (in `rep`, as read: possibly short) into the caller's buffer
-/// `mem`; returns the native bytes stored (whole items; whole elements for external32).
+/// Stores file data `data` (in `rep`, as read: possibly short; the access's own buffer,
+/// which a user's read function receives as is) into the caller's buffer `mem`; returns the
+/// native bytes stored (whole items; whole elements for external32).
 ///
 /// # Safety
 /// `mem` and `el` describe the caller's writable buffer.
-pub unsafe fn from_file(rep: Datarep, data: &[u8], mem: &Mem, el: &Elements) -> MpiResult<usize> {
+pub unsafe fn from_file(
+    rep: Datarep,
+    data: &mut [u8],
+    mem: &Mem,
+    el: &Elements,
+) -> MpiResult<usize> {
     match rep {
         Datarep::Native | Datarep::Internal => {
             // SAFETY: forwarded caller guarantee.
@@ -495,7 +512,25 @@ pub unsafe fn from_file(rep: Datarep, data: &[u8], mem: &Mem, el: &Elements) -> 
         Datarep::External32 => {
             let one = file_size(rep, &el.dt)?;
             let whole = data.len().checked_div(one).unwrap_or(0);
-            let mut native = vec![0u8; whole * el.dt.size];
+            let (src, n) = (&data[..whole * one], whole * el.dt.size);
+            match (external::uniform(&el.dt), mem) {
+                (Some(u), Mem::Contig { addr, .. }) => {
+                    // SAFETY: caller guarantee: the buffer holds `count` elements, of which
+                    // the first `whole` are written, at `addr`.
+                    let user = unsafe { std::slice::from_raw_parts_mut(*addr as *mut u8, n) };
+                    external::convert_uniform(u, src, user, false)?;
+                    return Ok(n);
+                }
+                (Some(u), _) => {
+                    let mut native = vec![0u8; n];
+                    external::convert_uniform(u, src, &mut native, false)?;
+                    // SAFETY: forwarded caller guarantee.
+                    unsafe { scatter_mem(mem, &native) };
+                    return Ok(n);
+                }
+                (None, _) => {}
+            }
+            let mut native = vec![0u8; n];
             let (mut r, mut w) = (0, 0);
             for _ in 0..whole {
                 let (a, b) = external::convert(&el.dt, &data[r..], &mut native[w..], false)?;
@@ -517,9 +552,8 @@ pub unsafe fn from_file(rep: Datarep, data: &[u8], mem: &Mem, el: &Elements) -> 
                 return Ok(p.native);
             }
             if p.items > 0 {
-                // The function reads the file form of the items from a buffer of its own.
-                let mut filebuf = data[..p.file].to_vec();
-                // SAFETY: forwarded caller guarantee; `filebuf` holds `p.items` items.
+                // SAFETY: forwarded caller guarantee; `data` holds the file form of `p.items`
+                // items (the function may scribble on it: it is the access's own buffer).
                 unsafe {
                     call(
                         &u,
@@ -527,7 +561,7 @@ pub unsafe fn from_file(rep: Datarep, data: &[u8], mem: &Mem, el: &Elements) -> 
                         "read conversion",
                         el,
                         p.items,
-                        filebuf.as_mut_ptr(),
+                        data.as_mut_ptr(),
                         &file_of,
                     )?
                 };
