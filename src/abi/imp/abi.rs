@@ -146,6 +146,37 @@ fortran_conversions! {
     MPI_Win_c2f, MPI_Win_f2c, MPI_Win_toint, MPI_Win_fromint, MPI_Win;
 }
 
+/// `MPI_Abi_get_fortran_info`: `MPI_INFO_NULL`, since no Fortran ABI is known: hympi has no
+/// Fortran bindings, and `MPI_Abi_set_fortran_info` (not implemented) never set one.
+pub(crate) unsafe fn MPI_Abi_get_fortran_info(info: *mut MPI_Info) -> MpiResult<()> {
+    let slot = out(info, "info")?;
+    *slot = MPI_INFO_NULL as MPI_Info;
+    Ok(())
+}
+
+/// `MPI_Get_hw_resource_info` (MPI-4.1): a new info object describing the hardware the
+/// calling process runs on (hwloc): `mpi_hw_resource_types` lists the levels that
+/// `MPI_Comm_split_type(MPI_COMM_TYPE_HW_GUIDED)` takes (`hwloc://Package`, ...), and for each
+/// level `hympi_hw_<level>_count` (objects of it on the node) and `hympi_hw_<level>_index`
+/// (the logical index of the one holding this process's CPUs, -1 when they span several).
+pub(crate) unsafe fn MPI_Get_hw_resource_info(hw_info: *mut MPI_Info) -> MpiResult<()> {
+    let slot = out(hw_info, "hw_info")?;
+    runtime::with(|_| Ok(()))?;
+    let mut i = crate::core::objects::info::Info::default();
+    let levels = crate::core::runtime::hwtopo::LEVELS;
+    let names: Vec<String> = levels.iter().map(|(_, n)| format!("hwloc://{n}")).collect();
+    i.set("mpi_hw_resource_types", &names.join(","));
+    let counts = crate::core::runtime::hwtopo::object_counts();
+    let within = crate::core::runtime::hwtopo::containing_objects();
+    for (k, (_, n)) in levels.iter().enumerate() {
+        let n = n.to_ascii_lowercase();
+        i.set(&format!("hympi_hw_{n}_count"), &counts[k].to_string());
+        i.set(&format!("hympi_hw_{n}_index"), &within[k].to_string());
+    }
+    *slot = crate::core::objects::info::create(i)? as MPI_Info;
+    Ok(())
+}
+
 /// `MPI_Abi_get_info`: a new info object with the sizes, in bytes, of the ABI's integer types
 /// (`mpi_aint_size`, `mpi_count_size`, `mpi_offset_size`).
 pub(crate) unsafe fn MPI_Abi_get_info(info: *mut MPI_Info) -> MpiResult<()> {

@@ -303,6 +303,21 @@ pub(crate) unsafe fn MPI_Comm_free(comm: *mut MPI_Comm) -> MpiResult<()> {
     Ok(())
 }
 
+/// `MPI_Comm_disconnect`: waits until every process of the communicator (both groups of an
+/// intercommunicator) has called it, so that no communication on it is pending anywhere,
+/// then frees it as `MPI_Comm_free` does. (Communicators joining separately started jobs,
+/// for which disconnecting matters most, need the dynamic-process functions, which hympi
+/// does not have yet; every communicator it makes is disconnected this way.)
+pub(crate) unsafe fn MPI_Comm_disconnect(comm: *mut MPI_Comm) -> MpiResult<()> {
+    let slot = out(comm, "comm")?;
+    let h = *slot as usize;
+    runtime::with(|rt| rt.freeable_comm(h).map(|_| ()))?;
+    // SAFETY: a valid communicator handle (checked above).
+    unsafe { super::coll::MPI_Barrier(h as MPI_Comm)? };
+    // SAFETY: the caller's argument, forwarded.
+    unsafe { MPI_Comm_free(comm) }
+}
+
 pub(crate) unsafe fn MPI_Comm_compare(
     comm1: MPI_Comm,
     comm2: MPI_Comm,

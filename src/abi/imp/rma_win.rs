@@ -347,7 +347,12 @@ pub(crate) unsafe fn MPI_Win_get_name(
     win_name: *mut c_char,
     resultlen: *mut c_int,
 ) -> MpiResult<()> {
-    let name = runtime::with(|rt| Ok(rt.win(win as usize)?.1.name.clone()))?;
+    // The null handle has a name too (as MPI_COMM_NULL's; mpi4py's suite asks for it).
+    let name = if win as usize == MPI_WIN_NULL {
+        "MPI_WIN_NULL".to_string()
+    } else {
+        runtime::with(|rt| Ok(rt.win(win as usize)?.1.name.clone()))?
+    };
     // SAFETY: the caller's buffer holds MPI_MAX_OBJECT_NAME bytes (C contract).
     unsafe { put_string(&name, win_name, MPI_MAX_OBJECT_NAME as usize, resultlen) }
 }

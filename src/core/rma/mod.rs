@@ -700,7 +700,7 @@ pub fn accumulate(
     if result.is_none() {
         if let Some((rank, at, len)) = direct(w, o, t) {
             let builtin = Builtin::from_handle(op).is_some_and(|b| b != Builtin::NoOp);
-            if len < acc_steal::min_bytes().unwrap_or(usize::MAX) && builtin {
+            if len > 0 && len < acc_steal::min_bytes().unwrap_or(usize::MAX) && builtin {
                 let reducer = rt.accumulate_reducer(op, t.dt)?;
                 let n = len / reducer.extent.max(1);
                 let _g = w.ctrl.acc_lock(rank);
@@ -716,6 +716,12 @@ pub fn accumulate(
         rt.op(op)?;
         return Ok(());
     };
+    if r.shape.bytes() == 0 {
+        // Nothing to combine: any valid op goes, whatever the type (as in MPICH; mpi4py
+        // probes support with a zero-count MPI_SUM on MPI_BYTE).
+        rt.op(op)?;
+        return Ok(());
+    }
     let no_op = op == MPI_NO_OP;
     let origin = if no_op && result.is_some() {
         None

@@ -57,3 +57,15 @@ pub fn containing_objects() -> [i32; LEVELS.len()] {
     }
     out
 }
+
+/// For each level of [`LEVELS`], how many objects of it the node has (0 when the topology
+/// cannot be read).
+pub fn object_counts() -> [usize; LEVELS.len()] {
+    let mut out = [0; LEVELS.len()];
+    if let Ok(topo) = Topology::new() {
+        for (i, (ty, _)) in LEVELS.iter().enumerate() {
+            out[i] = topo.objects_with_type(*ty).count();
+        }
+    }
+    out
+}
