@@ -10,6 +10,7 @@
  *    succeed (nothing to combine; mpi4py probes support this way), while 1 MPI_BYTE with
  *    MPI_SUM fails with MPI_ERR_OP (MPI_SUM is not defined on MPI_BYTE) under
  *    MPI_ERRORS_RETURN on the window (MPICH 4.0.2 sums the bytes: relaxed there, noted).
+ *    Left out (noted) where MPI_Win_create is unsupported (hympi's windows across nodes).
  *  - MPI_Win_get_name(MPI_WIN_NULL) gives "MPI_WIN_NULL" (as MPI_Comm_get_name does for
  *    MPI_COMM_NULL; MPICH 4.0.2 fails it with MPI_ERR_WIN: relaxed there, noted).
  *  - MPI-4.1: MPI_Get_hw_resource_info gives a new info object (freed with MPI_Info_free);
@@ -68,7 +69,14 @@ int main(int argc, char **argv)
     {
         MPI_Win win;
         unsigned char base[8] = {0}, o = 1, r = 0;
-        MPI_Win_create(base, sizeof base, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        rc = MPI_Win_create(base, sizeof base, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        if (rc != MPI_SUCCESS && MTest_Class(rc) == MPI_ERR_UNSUPPORTED_OPERATION) {
+            /* hympi's windows do not span nodes yet (network mode). */
+            if (rank == 0)
+                printf("MTEST_NOTE: MPI_Win_create: unsupported here; accumulates not checked\n");
+            goto no_window;
+        }
+        CHECK_RC(rc, "MPI_Win_create");
         MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
         MPI_Win_fence(0, win);
         rc = MPI_Get_accumulate(&o, 0, MPI_BYTE, &r, 0, MPI_BYTE, rank, 0, 0, MPI_BYTE, MPI_SUM,
@@ -88,6 +96,7 @@ int main(int argc, char **argv)
 #endif
         MPI_Win_free(&win);
     }
+no_window:
 
     /* The null window's name. */
     {
