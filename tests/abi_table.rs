@@ -167,6 +167,9 @@ fn abi_handle_conversions_are_complete() {
         .map(|(c, _, n)| (c, n))
         .collect();
     let misplaced: Vec<_> = c2f.iter().filter(|(c, _)| c != outside).collect();
-    assert!(misplaced.is_empty(), "inside the ABI's chapters: {misplaced:?}");
+    assert!(
+        misplaced.is_empty(),
+        "inside the ABI's chapters: {misplaced:?}"
+    );
     assert_eq!(c2f.len(), 22, "{c2f:?}");
 }
