@@ -420,6 +420,70 @@ fn err_object(f: &Func) -> String {
     "ErrObj::None".into()
 }
 
+/// The closure that tells a trace (`HYMPI_TRACE`) what a call's parameters say: its
+/// communicator, peer, tag, count and datatype, and the request it returned, found by the
+/// parameters' names and types.
+fn trace_args(f: &Func) -> String {
+    let find = |names: &[&str], types: &[&str]| {
+        names.iter().find_map(|n| {
+            f.params
+                .iter()
+                .find(|p| p.name == *n && types.contains(&p.rust.as_str()))
+        })
+    };
+    let counts = ["c_int", "MPI_Count"];
+    let mut fields = Vec::new();
+    if let Some(p) = find(&["comm"], &["MPI_Comm"]) {
+        fields.push(format!("comm: Some({} as usize)", p.name));
+    }
+    if let Some(p) = find(&["dest", "source", "root", "target_rank"], &["c_int"]) {
+        fields.push(format!("peer: Some({})", p.name));
+    }
+    if let Some(p) = find(&["tag", "sendtag"], &["c_int"]) {
+        fields.push(format!("tag: Some({})", p.name));
+    }
+    let count = find(&["count", "sendcount", "origin_count"], &counts);
+    let dt = find(
+        &["datatype", "sendtype", "origin_datatype"],
+        &["MPI_Datatype"],
+    );
+    if let (Some(c), Some(d)) = (count, dt) {
+        if c.rust == "MPI_Count" {
+            fields.push(format!("count: Some({})", c.name));
+        } else {
+            fields.push(format!("count: Some(i64::from({}))", c.name));
+        }
+        fields.push(format!("datatype: Some({} as usize)", d.name));
+    }
+    if let Some(p) = find(&["request"], &["*mut MPI_Request"]) {
+        fields.push(format!(
+            "request: if code == 0 {{ \
+             // SAFETY: a successful call wrote the request through this pointer.\n\
+             unsafe {{ {}.as_ref() }}.map(|r| *r as usize) }} else {{ None }}",
+            p.name
+        ));
+    }
+    if fields.is_empty() {
+        return "|_| entry::CallArgs::default()".into();
+    }
+    let code = if fields.iter().any(|f| f.starts_with("request")) {
+        "code"
+    } else {
+        "_"
+    };
+    // All six fields named: no `..Default::default()` (clippy's `needless_update`).
+    let rest = if fields.len() < 6 {
+        ", ..Default::default()"
+    } else {
+        ""
+    };
+    format!("|{code}| entry::CallArgs {{ {}{rest} }}", fields.join(", "))
+}
+
+/// The calls whose leaf fast paths record them in the trace themselves
+/// (`src/abi/imp/p2p/send_recv.rs`, `completion.rs`: the `*_traced_entry` functions).
+const LEAF_TRACED: [&str; 4] = ["MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall"];
+
 fn gen_entry(s: &mut String, f: &Func, implemented: bool) {
     let sig: Vec<String> = f
         .params
@@ -453,15 +517,37 @@ fn gen_entry(s: &mut String, f: &Func, implemented: bool) {
     };
     // `MPI_<Handle>_toint` returns a value, not an error code.
     if ret == "c_int" && !name.ends_with("_toint") {
+        // Traced calls run a cold copy of the entry point, so that the body stays inlined
+        // (called once) in the hot one, which gains one test of the flag. The calls with
+        // leaf fast paths test it only where their leaves find the ways closed (as tracing
+        // keeps them), so that open ways pay nothing.
+        if !LEAF_TRACED.contains(&name.as_str()) {
+            let _ = writeln!(
+                s,
+                "    if crate::core::diag::trace_on() {{\n        return traced_{pname}({args});\n    }}"
+            );
+        }
         let _ = writeln!(
             s,
-            "    entry::call(\"{name}\", {}, || {call})",
+            "    entry::call(\"{name}\", {}, || {call})\n}}",
             err_object(f)
         );
+        if !LEAF_TRACED.contains(&name.as_str()) {
+            let _ = writeln!(
+                s,
+                "/// `{pname}` recorded in the trace (`HYMPI_TRACE`).\n#[cold]\n#[inline(never)]\nunsafe fn traced_{pname}({sig}) -> {ret} {{"
+            );
+            let _ = writeln!(
+                s,
+                "    entry::call_recorded(\"{name}\", {}, {}, || {call})\n}}",
+                err_object(f),
+                trace_args(f)
+            );
+        }
+        let _ = writeln!(s);
     } else {
-        let _ = writeln!(s, "    entry::call_value(\"{name}\", || {call})");
+        let _ = writeln!(s, "    entry::call_value(\"{name}\", || {call})\n}}");
     }
-    let _ = writeln!(s, "}}");
     let _ = writeln!(
         s,
         "/// `{name}`: forwards to `{pname}` (profiling interface)."

@@ -72,6 +72,24 @@ pub fn call<R: Outcome>(name: &'static str, obj: ErrObj, body: impl FnOnce() -> 
     }
 }
 
+/// [`call`], recorded in the trace (`HYMPI_TRACE`) with what `args` (given the return code)
+/// says about the call. The generated entry points run it from a cold copy of themselves
+/// while tracing is on.
+#[inline(always)]
+pub fn call_recorded<R: Outcome>(
+    name: &'static str,
+    obj: ErrObj,
+    args: impl FnOnce(i32) -> CallArgs,
+    body: impl FnOnce() -> R,
+) -> i32 {
+    let begin = crate::core::diag::trace::call_begin();
+    let code = call(name, obj, body);
+    crate::core::diag::trace::call_end(name, begin, code, args(code));
+    code
+}
+
+pub use crate::core::diag::trace::CallArgs;
+
 /// Runs the body of a function that returns a value instead of an error code
 /// (`MPI_Wtime`, `MPI_Aint_add`, `MPI_Comm_fromint`, ...). Errors are reported through
 /// `MPI_COMM_SELF`'s handler and the value's default is returned.

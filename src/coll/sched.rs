@@ -137,6 +137,8 @@ pub struct Schedule {
     current: usize,
     pending: Vec<u32>,
     started: bool,
+    /// When the current round was posted (ns), while tracing.
+    round_start: Option<u64>,
     /// Set instead of steps when the call takes the shared-memory path (`coll::shm`).
     pub shm: Option<crate::coll::shm::Plan>,
 }
@@ -163,6 +165,7 @@ impl Schedule {
             current: 0,
             pending: Vec::new(),
             started: false,
+            round_start: None,
             shm: None,
         }
     }
@@ -310,7 +313,23 @@ impl Schedule {
             }
         }
         self.pending = ids;
+        self.round_start = crate::core::diag::trace::begin();
         Ok(())
+    }
+
+    /// Records the current round in the trace (begun at `start`).
+    #[cold]
+    #[inline(never)]
+    fn trace_round(&self, start: u64) {
+        let round = &self.rounds[self.current];
+        let sent: usize = round
+            .iter()
+            .map(|s| match s {
+                Step::Send { data, .. } => data.bytes,
+                _ => 0,
+            })
+            .sum();
+        crate::core::diag::trace::round(start, self.current, round.len(), sent, self.tag);
     }
 
     fn run_local(&self) {
@@ -345,6 +364,9 @@ impl Schedule {
             }
             self.pending.clear();
             self.run_local();
+            if let Some(start) = self.round_start.take() {
+                self.trace_round(start);
+            }
             self.current += 1;
             self.post_round(rt)?;
         }

@@ -51,6 +51,15 @@ const _: () = assert!(COLL_KINDS == tuning::COLLS.len());
 /// never changes, so the same query always gets the same answer; a loop of calls skips the
 /// table walk, even when it mixes collectives (a barrier before each broadcast, say).
 fn selects(a: &CollState, coll: Coll, q: &Query) -> bool {
+    let shm = selects_cached(a, coll, q);
+    if shm && crate::core::diag::stats_on() {
+        crate::core::diag::stats::coll_choice(coll.name(), tuning::SHM, 0);
+    }
+    shm
+}
+
+/// [`selects`] without the statistics.
+fn selects_cached(a: &CollState, coll: Coll, q: &Query) -> bool {
     let Some(key) = choice_key(coll, q) else {
         return tuning::select_shm(coll, q);
     };

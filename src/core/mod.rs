@@ -5,10 +5,12 @@
 //!   stealing-aware waits, asynchronous progress;
 //! - [`objects`]: communicators and their construction, groups, info, attributes, error
 //!   handlers, topologies, handle tables;
-//! - [`datatype`] and [`op`]: derived datatypes and reduction operations.
+//! - [`datatype`] and [`op`]: derived datatypes and reduction operations;
+//! - [`diag`]: statistics and tracing users switch on (`HYMPI_STATS`, `HYMPI_TRACE`).
 pub use crate::error;
 
 pub mod datatype;
+pub mod diag;
 pub mod io;
 pub mod objects;
 pub mod op;

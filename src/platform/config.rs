@@ -62,6 +62,10 @@ pub enum Knob {
     PmiVersion,
     /// `HYMPI_PEER_WATCH`.
     PeerWatch,
+    /// `HYMPI_TRACE`.
+    Trace,
+    /// `HYMPI_TRACE_EVENTS`.
+    TraceEvents,
 }
 
 /// What values a knob takes.
@@ -105,6 +109,8 @@ pub enum Category {
     Stealing,
     /// Collective algorithms.
     Collectives,
+    /// Statistics and tracing.
+    Diagnostics,
 }
 
 /// The tool interface's verbosity of a knob (`MPI_T_VERBOSITY_*`).
@@ -270,9 +276,9 @@ pub const KNOBS: &[KnobSpec] = &[
         name: "HYMPI_STATS",
         kind: Kind::Flag,
         default: "0",
-        category: Category::Stealing,
+        category: Category::Diagnostics,
         verbosity: Verbosity::UserBasic,
-        doc: "1: each rank prints its stealing statistics (stealable copies, chunks, chunks copied by waiting threads) to stderr at MPI_Finalize",
+        doc: "1: each rank prints its statistics to stderr at MPI_Finalize: per VCI, messages and bytes sent and received by protocol, lock acquisitions and misses, time waiting; the collective algorithms chosen; stealing, copy-choice and thread-model counters",
     },
     KnobSpec {
         knob: Knob::AsyncProgress,
@@ -381,6 +387,24 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Transport,
         verbosity: Verbosity::UserBasic,
         doc: "1: under a launcher other than hympiexec (Slurm, Hydra), each rank watches its node's other ranks (pidfds) and, when one ends before MPI_Finalize, the node's ranks report it and exit with status 1 instead of waiting forever (srun without --kill-on-bad-exit would leave them); 0: no watch",
+    },
+    KnobSpec {
+        knob: Knob::Trace,
+        name: "HYMPI_TRACE",
+        kind: Kind::Text,
+        default: "",
+        category: Category::Diagnostics,
+        verbosity: Verbosity::UserBasic,
+        doc: "a directory: each rank writes its timeline there as a Chrome-trace JSON file (rank-N.json, one track per thread: MPI calls with communicator, peer, tag, bytes and VCI, waits, collective schedule rounds, rendezvous copies) at MPI_Finalize or when the job aborts; hympi-trace-merge joins them",
+    },
+    KnobSpec {
+        knob: Knob::TraceEvents,
+        name: "HYMPI_TRACE_EVENTS",
+        kind: Kind::Int { min: 16, max: 1 << 26 },
+        default: "262144",
+        category: Category::Diagnostics,
+        verbosity: Verbosity::TunerBasic,
+        doc: "events each thread keeps for HYMPI_TRACE (a ring: the oldest are dropped, and counted, when it is full)",
     },
 ];
 

@@ -13,6 +13,8 @@ use wire::{Gather, Incoming, Outgoing};
 /// network). The protocol code is generic over it, so each transport gets its own copy of
 /// the handlers: no dispatch on the hot path.
 pub trait Transport {
+    /// Whether this is the network transport (for statistics).
+    const NETWORK: bool;
     /// Takes the next message addressed to this rank, in each sender's order.
     fn poll(&mut self) -> Option<Incoming>;
     /// The payload of a polled message (valid until it is released).
@@ -87,6 +89,7 @@ fn no_cma() -> std::io::Error {
 }
 
 impl Transport for shm::ShmEngine {
+    const NETWORK: bool = false;
     #[inline(always)]
     fn poll(&mut self) -> Option<Incoming> {
         shm::ShmEngine::poll(self)
@@ -175,6 +178,7 @@ impl Transport for shm::ShmEngine {
 }
 
 impl Transport for ofi::NetEngine {
+    const NETWORK: bool = true;
     #[inline]
     fn poll(&mut self) -> Option<Incoming> {
         ofi::NetEngine::poll(self)

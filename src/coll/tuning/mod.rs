@@ -566,6 +566,9 @@ pub fn select(coll: Coll, q: &Query) -> Choice {
     if c.min_k > 0 {
         c.k = c.k.min(q.comm_size.max(0) as u32).max(c.min_k);
     }
+    if crate::core::diag::stats_on() {
+        crate::core::diag::stats::coll_choice(coll.name(), c.name, c.k);
+    }
     c
 }
 

@@ -16,6 +16,7 @@
 //! different VCIs therefore never contend.
 
 use crate::core::datatype;
+use crate::core::diag::stats::{self, Proto};
 use crate::core::objects::comm::CONTEXTS_PER_ID;
 use crate::core::objects::slab::{kind, Slab};
 use crate::core::p2p::matching::{Envelope, Pattern, Payload, Posted, Unexpected};
@@ -258,9 +259,18 @@ fn isend_on<const LOCKED: bool>(
         tag,
     };
     if dest != c.rank {
-        return send_to_peer(s, &c, dest, env, buf, bytes, pool, LOCKED);
+        let sent = send_to_peer(s, &c, dest, env, buf, bytes, pool, LOCKED);
+        if crate::core::diag::stats_on() && sent.is_some() {
+            stats::sent(v, Proto::ShmEager, bytes);
+        }
+        return sent;
     }
-    send_to_self(s, v, pool.eager_max, env, buf, bytes)
+    let sent = send_to_self(s, v, pool.eager_max, env, buf, bytes);
+    if crate::core::diag::stats_on() && sent.is_some() {
+        stats::sent(v, Proto::SelfCopy, bytes);
+        stats::received(v, Proto::SelfCopy, bytes);
+    }
+    sent
 }
 
 /// A standard-mode eager send to a node peer: out through the pair's fastbox or a free cell
@@ -928,6 +938,9 @@ fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, lane: usize, locked: bo
                     };
                     let data = e.payload(&m);
                     deliver(r, &m.env, data.as_ptr(), data.len());
+                    if crate::core::diag::stats_on() {
+                        stats::received(v, Proto::ShmEager, data.len());
+                    }
                     e.release(m.cell);
                     if i == 0 {
                         s.matcher.posted.pop_front();
@@ -937,6 +950,9 @@ fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, lane: usize, locked: bo
                 }
                 None => {
                     let data = e.payload(&m).to_vec();
+                    if crate::core::diag::stats_on() {
+                        stats::received(v, Proto::ShmEager, data.len());
+                    }
                     e.release(m.cell);
                     s.matcher.unexpected.push_back(Unexpected {
                         env: m.env,
@@ -995,6 +1011,8 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     let mut awaited: Option<u32> = None;
     let mut idle = 0u32;
     let mut backoff = Backoff::new();
+    // Statistics and tracing time the wait once it has to wait.
+    let mut waiting: Option<crate::core::diag::Waiting> = None;
     loop {
         let step = {
             // Under lockq, taking the lock runs the queued operations first.
@@ -1086,6 +1104,9 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                 backoff.reset();
             }
             Some(Polled::Nothing) => {
+                if waiting.is_none() {
+                    waiting = crate::core::diag::Waiting::start_if_on(v);
+                }
                 idle += 1;
                 if idle.is_multiple_of(SLOW_ROUND_EVERY)
                     && runtime::with(|rt| rt.progress()).is_err()
@@ -1166,6 +1187,8 @@ pub unsafe fn recv(
     };
     let mut idle = 0u32;
     let mut backoff = Backoff::new();
+    // Statistics and tracing time the wait once it has to wait.
+    let mut waiting: Option<crate::core::diag::Waiting> = None;
     loop {
         let step = {
             let mut g = VciGuard::enter(pool, v, false);
@@ -1181,6 +1204,9 @@ pub unsafe fn recv(
                 backoff.reset();
             }
             Taken::Polled(Polled::Nothing) => {
+                if waiting.is_none() {
+                    waiting = crate::core::diag::Waiting::start_if_on(v);
+                }
                 idle += 1;
                 if idle.is_multiple_of(SLOW_ROUND_EVERY) {
                     if runtime::with(|rt| rt.progress()).is_err() {
@@ -1242,6 +1268,9 @@ unsafe fn take_accepted(
                         cancelled: false,
                     };
                     e.release(m.cell);
+                    if crate::core::diag::stats_on() {
+                        stats::received(v, Proto::ShmEager, st.bytes as usize);
+                    }
                     write_status(status, 0, &st);
                     return Some(Taken::Done);
                 }

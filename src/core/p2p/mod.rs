@@ -19,6 +19,7 @@ pub mod part;
 pub mod request;
 
 use crate::core::datatype::{Layout, TypeInfo};
+use crate::core::diag::stats::{self, Proto};
 use crate::core::error::{fail, MpiResult};
 use crate::core::objects::comm::Comm;
 use crate::core::p2p::bsend::{BsendBuffer, Space};
@@ -27,6 +28,7 @@ use crate::core::p2p::matching::{Envelope, Pattern, Payload, Posted, Unexpected,
 use crate::core::p2p::request::{ReqKind, Request, SendMode, Status, NO_PARENT};
 use crate::core::runtime::tool::timestamp_ns;
 use crate::core::runtime::Runtime;
+use crate::core::threads::vci::vci_of_rid;
 use crate::mpi_abi::consts::*;
 use crate::transport::ofi::NET_PEER;
 use crate::transport::shm::engine_ref::{self, EngineBox};
@@ -347,6 +349,13 @@ impl Runtime {
             (true, _) => MsgKind::Eager,
             (false, _) => MsgKind::Rts,
         };
+        if crate::core::diag::stats_on() {
+            stats::sent(
+                vci_of_rid(rid),
+                Proto::of(dest == u32::MAX, kind != MsgKind::Rts),
+                a.bytes,
+            );
+        }
         if kind == MsgKind::Rts {
             // Remember the buffer in case the receiver asks for a streamed copy (no CMA).
             let r = self.reqs.get_mut(rid).unwrap();
@@ -443,6 +452,9 @@ impl Runtime {
         };
         // Kept for a streamed copy (no CMA, or asked for by `nseg`).
         e.layout = Some(l);
+        if crate::core::diag::stats_on() {
+            stats::sent(vci_of_rid(rid), Proto::ShmRendezvous, bytes);
+        }
         shm.send_or_queue(Outgoing::RtsV {
             dest,
             env,
@@ -456,6 +468,10 @@ impl Runtime {
 
     #[inline(always)]
     fn send_to_self(&mut self, rid: u32, env: Envelope, a: SendArgs) -> MpiResult<()> {
+        if crate::core::diag::stats_on() {
+            stats::sent(vci_of_rid(rid), Proto::SelfCopy, a.bytes);
+            stats::received(vci_of_rid(rid), Proto::SelfCopy, a.bytes);
+        }
         if let Some(p) = self
             .matchers
             .of_msg(env.ctx, env.src, env.tag)
@@ -811,8 +827,12 @@ impl Runtime {
                 addr: buf as u64,
                 total: n as u64,
             });
+            let traced = crate::core::diag::trace::begin();
             // SAFETY: the receive buffer holds `cap` ≥ n > head bytes.
             let ok = unsafe { shm.cma_read(src_local, addr, buf, head) }.is_ok();
+            if let Some(start) = traced {
+                crate::core::diag::trace::copy(start, env.src, head);
+            }
             r.status = Status {
                 source: env.src,
                 tag: env.tag,
@@ -835,8 +855,12 @@ impl Runtime {
             return;
         }
         if cma && !stream {
+            let traced = crate::core::diag::trace::begin();
             // SAFETY: the receive buffer holds `cap` ≥ n bytes.
             let ok = unsafe { shm.cma_read(src_local, addr, r.buf, n) }.is_ok();
+            if let Some(start) = traced {
+                crate::core::diag::trace::copy(start, env.src, n);
+            }
             if timed {
                 // A failed read falls back to the stream below, which is not timed.
                 if ok {
@@ -925,7 +949,11 @@ impl Runtime {
             _ => true,
         };
         if shm.cma_enabled() && vectored {
+            let traced = crate::core::diag::trace::begin();
             let ok = vectored_read(shm, r, src_local, addr, n, nseg).is_ok();
+            if let Some(start) = traced {
+                crate::core::diag::trace::copy(start, env.src, n);
+            }
             r.status = Status {
                 source: env.src,
                 tag: env.tag,
@@ -1050,6 +1078,9 @@ impl Runtime {
     }
 
     fn handle<T: Transport>(&mut self, shm: &mut T, m: Incoming) {
+        if crate::core::diag::stats_on() {
+            self.count_received::<T>(&m);
+        }
         match m.kind {
             MsgKind::Eager | MsgKind::EagerSync => {
                 let ack = (m.kind == MsgKind::EagerSync).then_some((m.src_local, m.sreq));
@@ -1242,6 +1273,19 @@ impl Runtime {
     }
 
     /// Tells `copy_choice` that the timed copy of receive `rid` (if it is one) is done.
+    /// Counts a message that arrived through transport `T` in its VCI's statistics.
+    #[cold]
+    #[inline(never)]
+    fn count_received<T: Transport>(&self, m: &Incoming) {
+        let eager = match m.kind {
+            MsgKind::Eager | MsgKind::EagerSync => true,
+            MsgKind::Rts => false,
+            _ => return,
+        };
+        let v = self.vcis.vci_of_msg(m.env.ctx, m.env.src, m.env.tag);
+        stats::received(v, Proto::of(T::NETWORK, eager), m.total as usize);
+    }
+
     fn finish_timed_copy(&mut self, rid: u32) {
         let Some(e) = self.reqs.get_mut(rid).and_then(|r| r.extra.as_mut()) else {
             return;

@@ -293,6 +293,8 @@ fn wait_marked<R>(
     // Only threads of a MULTIPLE process can help each other.
     let steal = crate::core::threads::steal::settings().on && locked_state(fast_state());
     let acc_help = crate::core::rma::acc_steal::min_bytes().is_some();
+    // Statistics and tracing time the wait once it has to wait.
+    let mut waiting: Option<crate::core::diag::Waiting> = None;
     loop {
         let polled = with(|rt| {
             let polled = (|| {
@@ -315,6 +317,9 @@ fn wait_marked<R>(
         let (got, progressed) = polled?;
         if let Some(v) = got {
             return Ok(v);
+        }
+        if waiting.is_none() {
+            waiting = crate::core::diag::Waiting::start_if_on(crate::core::diag::stats::SLOW_PATH);
         }
         if steal {
             // Waiting threads copy chunks of large receives (their own or others').
@@ -363,6 +368,7 @@ pub fn world_rank_hint() -> Option<i32> {
 
 /// Ends the whole job: tells the process manager, then exits with `code`.
 pub fn abort_job(code: i32, message: &str) -> ! {
+    crate::core::diag::finish_trace();
     if let Some(mut guard) = BOOT.try_lock_for(std::time::Duration::from_millis(200)) {
         if let Some(b) = guard.as_mut() {
             let _ = b.abort(code, message);
@@ -465,6 +471,7 @@ fn start(provided: i32) -> MpiResult<i32> {
     match build(provided) {
         Ok(rt) => {
             RANK_HINT.store(rt.world_rank, Ordering::Relaxed);
+            crate::core::diag::init(rt.world_rank);
             // SAFETY: state is BUSY, so no other thread reads `rt` until the store below.
             unsafe { *G.rt.get() = Box::into_raw(rt) };
             let async_progress = crate::core::threads::async_progress::requested();
@@ -488,6 +495,9 @@ fn start(provided: i32) -> MpiResult<i32> {
             }
             // The leaf fast paths' way in, once the state is final (see `vci::LeafWays`).
             vci::set_leaf_way(match G.state.load(Ordering::Acquire) {
+                // Statistics and traces see every call: the leaves, which record nothing,
+                // stay closed.
+                _ if crate::core::diag::any_on() => vci::LeafWay::Closed,
                 READY => vci::LeafWay::Direct,
                 READY_LOCKED => vci::LeafWay::Locked,
                 _ => vci::LeafWay::Closed,
@@ -830,7 +840,12 @@ fn teardown() -> MpiResult<()> {
         unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };
     // The watch reads the node segment: it ends before the transport does.
     drop(rt.peer_watch.take());
+    crate::core::diag::finish_trace();
     if config::flag(Knob::Stats) {
+        eprintln!(
+            "{}",
+            crate::core::diag::stats::report(rt.world_rank, rt.vcis.len())
+        );
         eprintln!("{}", crate::core::threads::steal::stats_line(rt.world_rank));
         eprintln!("{}", crate::core::rma::acc_steal::stats_line(rt.world_rank));
         if let Some(line) = rt.copy_choice.stats_line(rt.world_rank) {
@@ -1049,8 +1064,10 @@ fn watch_node_peers(shm: &ShmEngine, locals: &[i32], rank: i32) -> Option<PeerWa
         if locals.iter().find(|&&r| r != dead) == Some(&rank) {
             eprintln!("hympi: {report}; ending the ranks of this node");
         }
+        crate::core::diag::finish_trace();
         // SAFETY: ends this process at once, without running exit handlers that could block
-        // on the dead peer; the process holds nothing that must be flushed but stderr.
+        // on the dead peer; the process holds nothing that must be flushed but stderr (and
+        // the trace, written just above).
         unsafe { libc::_exit(1) };
     });
     match PeerWatch::start(peers, on_death) {

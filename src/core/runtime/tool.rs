@@ -13,13 +13,18 @@
 //!   `csync` thread models: what `HYMPI_STATS=1` prints) and two sizes (VCIs, transport
 //!   lanes); all per process, read-only and continuous, `MPI_UNSIGNED_LONG_LONG`. A counter
 //!   reads as its growth since the handle was allocated (its class's starting value is 0).
-//! - Categories: a root `hympi` holding `transport`, `threads`, `stealing`, `collectives`.
+//! - Per-VCI statistics (`crate::core::diag::stats`), summed over the VCIs: messages and
+//!   bytes by protocol and direction, lock acquisitions and misses, waits, collective
+//!   choices. A handle on one turns counting on.
+//! - Categories: a root `hympi` holding `transport`, `threads`, `stealing`, `collectives`,
+//!   `diagnostics`.
 //! - No events; one source (the process clock of `MPI_Wtime`).
 //!
 //! The tables are built once and never change (`MPI_T_category_changed` stays 0); handles
 //! and sessions live in one mutex-protected table, emptied when the last `MPI_T_finalize`
 //! pairs the first `MPI_T_init_thread`.
 
+use crate::core::diag::stats::{Counter, Proto};
 use crate::mpi_abi::consts::*;
 use crate::platform::config::{self, Knob, KnobSpec, Verbosity, KNOBS};
 use parking_lot::Mutex;
@@ -124,6 +129,8 @@ enum Source {
     Vcis,
     /// Number of lanes of the node transport.
     Lanes,
+    /// A counter of the per-VCI statistics, summed over the VCIs.
+    Diag(Counter),
 }
 
 /// One performance variable.
@@ -159,6 +166,7 @@ impl Pvar {
                 .map(|p| p.len())
                 .unwrap_or(0),
             Source::Lanes => crate::transport::shm::engine_ref::lane_count(),
+            Source::Diag(c) => return crate::core::diag::stats::total(c),
         };
         v as u64
     }
@@ -211,6 +219,7 @@ const CAT_TRANSPORT: usize = 1;
 const CAT_THREADS: usize = 2;
 const CAT_STEALING: usize = 3;
 const CAT_COLL: usize = 4;
+const CAT_DIAG: usize = 5;
 
 const USER_BASIC: i32 = MPI_T_VERBOSITY_USER_BASIC;
 const TUNER_BASIC: i32 = MPI_T_VERBOSITY_TUNER_BASIC;
@@ -223,6 +232,7 @@ fn place_of(k: &KnobSpec) -> (usize, i32) {
         config::Category::Threads => CAT_THREADS,
         config::Category::Stealing => CAT_STEALING,
         config::Category::Collectives => CAT_COLL,
+        config::Category::Diagnostics => CAT_DIAG,
     };
     let verbosity = match k.verbosity {
         Verbosity::UserBasic => USER_BASIC,
@@ -258,14 +268,65 @@ const PVARS: &[(&str, i32, i32, usize, Source, &str)] = &[
      "VCIs (locks, request tables and matching queues) of this process; 0 before MPI_Init"),
     ("shm_lanes", MPI_T_PVAR_CLASS_SIZE, TUNER_BASIC, CAT_TRANSPORT, Source::Lanes,
      "lanes of the shared-memory transport in use"),
+    ("sent_msgs_self", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentMsgs(Proto::SelfCopy)),
+     "messages sent to oneself, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
+    ("sent_bytes_self", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentBytes(Proto::SelfCopy)),
+     "bytes sent to oneself, all VCIs"),
+    ("recv_msgs_self", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::RecvMsgs(Proto::SelfCopy)),
+     "messages received to oneself, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
+    ("recv_bytes_self", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::RecvBytes(Proto::SelfCopy)),
+     "bytes received to oneself, all VCIs"),
+    ("sent_msgs_shm_eager", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentMsgs(Proto::ShmEager)),
+     "messages sent eager through shared memory, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
+    ("sent_bytes_shm_eager", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentBytes(Proto::ShmEager)),
+     "bytes sent eager through shared memory, all VCIs"),
+    ("recv_msgs_shm_eager", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::RecvMsgs(Proto::ShmEager)),
+     "messages received eager through shared memory, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
+    ("recv_bytes_shm_eager", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::RecvBytes(Proto::ShmEager)),
+     "bytes received eager through shared memory, all VCIs"),
+    ("sent_msgs_shm_rendezvous", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentMsgs(Proto::ShmRendezvous)),
+     "messages sent rendezvous with node peers, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
+    ("sent_bytes_shm_rendezvous", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentBytes(Proto::ShmRendezvous)),
+     "bytes sent rendezvous with node peers, all VCIs"),
+    ("recv_msgs_shm_rendezvous", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::RecvMsgs(Proto::ShmRendezvous)),
+     "messages received rendezvous with node peers, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
+    ("recv_bytes_shm_rendezvous", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::RecvBytes(Proto::ShmRendezvous)),
+     "bytes received rendezvous with node peers, all VCIs"),
+    ("sent_msgs_net_eager", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentMsgs(Proto::NetEager)),
+     "messages sent eager over the network, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
+    ("sent_bytes_net_eager", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentBytes(Proto::NetEager)),
+     "bytes sent eager over the network, all VCIs"),
+    ("recv_msgs_net_eager", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::RecvMsgs(Proto::NetEager)),
+     "messages received eager over the network, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
+    ("recv_bytes_net_eager", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::RecvBytes(Proto::NetEager)),
+     "bytes received eager over the network, all VCIs"),
+    ("sent_msgs_net_rendezvous", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentMsgs(Proto::NetRendezvous)),
+     "messages sent rendezvous over the network, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
+    ("sent_bytes_net_rendezvous", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentBytes(Proto::NetRendezvous)),
+     "bytes sent rendezvous over the network, all VCIs"),
+    ("recv_msgs_net_rendezvous", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::RecvMsgs(Proto::NetRendezvous)),
+     "messages received rendezvous over the network, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
+    ("recv_bytes_net_rendezvous", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::RecvBytes(Proto::NetRendezvous)),
+     "bytes received rendezvous over the network, all VCIs"),
+    ("vci_lock_acquisitions", MPI_T_PVAR_CLASS_COUNTER, TUNER_DETAIL, CAT_DIAG, Source::Diag(Counter::Locks),
+     "VCI lock acquisitions (MPI_THREAD_MULTIPLE), all VCIs"),
+    ("vci_lock_misses", MPI_T_PVAR_CLASS_COUNTER, TUNER_DETAIL, CAT_DIAG, Source::Diag(Counter::LockMisses),
+     "VCI lock attempts that found the lock held, all VCIs"),
+    ("waits", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::Waits),
+     "waits inside MPI that had to wait for communication"),
+    ("wait_ns", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::WaitNs),
+     "nanoseconds spent in those waits"),
+    ("coll_algorithm_choices", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::CollChoices),
+     "collective calls whose algorithm the tuning tables chose (HYMPI_STATS=1 lists them by algorithm)"),
 ];
 
-const CATEGORIES: [(&str, &str); 5] = [
+const CATEGORIES: [(&str, &str); 6] = [
     ("hympi", "all of hympi's variables, by subsystem"),
     ("transport", "shared-memory transport: cells, eager/rendezvous thresholds, single-copy (CMA) transfers, lanes"),
     ("threads", "MPI_THREAD_MULTIPLE: thread-safety model, VCIs, waiting, asynchronous progress"),
     ("stealing", "parallel copies of large receives by threads waiting inside MPI"),
     ("collectives", "selection of collective algorithms"),
+    ("diagnostics", "statistics (HYMPI_STATS: per-VCI traffic by protocol, locks, waits, collective choices) and tracing (HYMPI_TRACE)"),
 ];
 
 fn build() -> Tables {
@@ -570,6 +631,11 @@ impl State {
         self.session(session)?;
         let id = self.new_id();
         let p = &tables().pvars[pvar];
+        if matches!(p.source, Source::Diag(_)) {
+            // The statistics count from now on if they did not already (their handles read
+            // growth since allocation, which is then exact).
+            crate::core::diag::enable_stats();
+        }
         let baseline = if p.is_counter() { p.current() } else { 0 };
         self.session(session)?
             .insert(id, PvarHandle { pvar, baseline });
@@ -647,7 +713,16 @@ mod tests {
         assert!(seen.iter().all(|&n| n == 1));
         let pv: usize = t.categories.iter().map(|c| c.pvars.len()).sum();
         assert_eq!(pv, t.pvars.len());
-        assert_eq!(t.categories[CAT_ROOT].categories, vec![1, 2, 3, 4]);
+        assert_eq!(t.categories[CAT_ROOT].categories, vec![1, 2, 3, 4, 5]);
+        // The statistics are in `diagnostics`, with the knobs that switch them on.
+        let d = &t.categories[CAT_DIAG];
+        assert_eq!(t.category_index("diagnostics"), Some(CAT_DIAG));
+        let sent = t
+            .pvar_index("sent_msgs_shm_eager", MPI_T_PVAR_CLASS_COUNTER)
+            .unwrap();
+        assert!(d.pvars.contains(&(sent as i32)));
+        let stats = t.cvar_index("HYMPI_STATS").unwrap();
+        assert!(d.cvars.contains(&(stats as i32)));
     }
 
     #[test]

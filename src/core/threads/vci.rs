@@ -19,6 +19,7 @@
 //! Request indices (`rid`) carry their VCI: `rid = vci << RID_VCI_SHIFT | index`; request
 //! handles carry it in their slab tag.
 
+use crate::core::diag::stats;
 use crate::core::objects::comm::CONTEXTS_PER_ID;
 use crate::core::objects::slab::{kind, Slab};
 use crate::core::p2p::matching::Matcher;
@@ -238,8 +239,24 @@ impl Pool {
 
     /// Takes every VCI lock, in index order (slow path under MULTIPLE).
     pub fn lock_all(&self) {
+        if crate::core::diag::stats_on() {
+            return self.lock_all_counted();
+        }
         for s in self.slots.iter() {
             s.lock.lock();
+        }
+    }
+
+    /// [`Pool::lock_all`] counting each acquisition in its VCI's statistics.
+    #[cold]
+    #[inline(never)]
+    fn lock_all_counted(&self) {
+        for (v, s) in self.slots.iter().enumerate() {
+            let missed = !s.lock.try_lock_clean();
+            if missed {
+                s.lock.lock();
+            }
+            stats::locked(v, missed);
         }
     }
 
@@ -374,7 +391,15 @@ impl<'a> VciGuard<'a> {
     pub fn enter(pool: &'a Pool, v: usize, locked: bool) -> Self {
         let slot = &pool.slots[v];
         if locked {
-            slot.lock.lock();
+            if crate::core::diag::stats_on() {
+                let missed = !slot.lock.try_lock_clean();
+                if missed {
+                    slot.lock.lock();
+                }
+                stats::locked(v, missed);
+            } else {
+                slot.lock.lock();
+            }
         }
         VciGuard {
             slot,
@@ -388,6 +413,9 @@ impl<'a> VciGuard<'a> {
     pub fn enter_combining(pool: &'a Pool, v: usize) -> Self {
         let slot = &pool.slots[v];
         slot.comb.acquire(slot);
+        if crate::core::diag::stats_on() {
+            stats::locked(v, false);
+        }
         VciGuard {
             slot,
             mode: COMBINING,
@@ -399,10 +427,12 @@ impl<'a> VciGuard<'a> {
     #[inline(always)]
     pub fn try_enter(pool: &'a Pool, v: usize) -> Option<Self> {
         let slot = &pool.slots[v];
+        let got = slot.lock.try_lock();
+        if crate::core::diag::stats_on() {
+            count_try(v, got);
+        }
         // `then`, not `then_some`: a guard built for a failed try would unlock on drop.
-        slot.lock
-            .try_lock()
-            .then(|| VciGuard { slot, mode: LOCKED })
+        got.then(|| VciGuard { slot, mode: LOCKED })
     }
 
     /// Enters VCI `v` under its lock if the lock is free now and no work is pending for its
@@ -411,9 +441,11 @@ impl<'a> VciGuard<'a> {
     #[inline(always)]
     pub fn try_enter_clean(pool: &'a Pool, v: usize) -> Option<Self> {
         let slot = &pool.slots[v];
-        slot.lock
-            .try_lock_clean()
-            .then(|| VciGuard { slot, mode: LOCKED })
+        let got = slot.lock.try_lock_clean();
+        if crate::core::diag::stats_on() {
+            count_try(v, got);
+        }
+        got.then(|| VciGuard { slot, mode: LOCKED })
     }
 
     /// Leaves VCI's lock held without a guard, for [`VciGuard::adopt`] on this thread.
@@ -459,6 +491,17 @@ impl<'a> VciGuard<'a> {
         // slow path, which reaches VCIs otherwise, holds every slot lock or is not running.
         // `&mut self` makes this the only reference obtained through the guard.
         unsafe { &mut *self.slot.state.get() }
+    }
+}
+
+/// Counts an attempt on VCI `v`'s lock in its statistics: an acquisition, or a miss.
+#[cold]
+#[inline(never)]
+fn count_try(v: usize, got: bool) {
+    if got {
+        stats::locked(v, false);
+    } else {
+        stats::lock_missed(v);
     }
 }
 

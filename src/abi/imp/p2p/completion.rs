@@ -29,6 +29,7 @@ pub(super) unsafe fn wait_ignore_leaf(
     reqs: *mut MPI_Request,
     statuses: *mut MPI_Status,
     full: FullPath,
+    traced: FullPath,
 ) -> c_int {
     let ways = vci::leaf_ways();
     // SAFETY: a C entry point, which drops the state before it returns; the caller passes
@@ -38,6 +39,11 @@ pub(super) unsafe fn wait_ignore_leaf(
         if let Some(s) = way.direct() {
             leaf::waitall_done_direct(s, count, reqs, statuses)
         } else if !way.locked() {
+            if crate::core::diag::trace_on() {
+                // Tracing keeps the ways closed: the call is recorded here, so that open
+                // ways pay nothing for it.
+                return traced(count, reqs, statuses);
+            }
             false
         } else {
             match leaf::waitall_done_locked(ways, count, reqs, statuses) {
@@ -76,6 +82,7 @@ pub(super) unsafe fn wait_statuses_way(
     direct: DirectPath,
     locked: FullPath,
     full: FullPath,
+    traced: FullPath,
 ) -> c_int {
     let way = vci::leaf_ways().way();
     // SAFETY: a C entry point, which drops the state before it returns (the leaf in
@@ -85,6 +92,8 @@ pub(super) unsafe fn wait_statuses_way(
             direct(count, reqs, statuses, s)
         } else if way.locked() {
             locked(count, reqs, statuses)
+        } else if crate::core::diag::trace_on() {
+            traced(count, reqs, statuses)
         } else {
             full(count, reqs, statuses)
         }
@@ -255,11 +264,52 @@ pub(crate) unsafe fn MPI_Wait(request: *mut MPI_Request, status: *mut MPI_Status
                 wait_status_direct_path,
                 wait_status_locked_full,
                 wait_full_entry,
+                wait_traced_entry,
             )
         });
     }
     // SAFETY: the caller's arguments: one request, no status.
-    Leaf(unsafe { wait_ignore_leaf(1, request, status, wait_full_entry) })
+    Leaf(unsafe { wait_ignore_leaf(1, request, status, wait_full_entry, wait_traced_entry) })
+}
+
+/// `MPI_Wait` recorded in the trace (`HYMPI_TRACE`): [`wait_full_entry`] under
+/// [`entry::call_recorded`].
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn wait_traced_entry(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    entry::call_recorded(
+        "MPI_Wait",
+        ErrObj::None,
+        |_| entry::CallArgs::default(),
+        || {
+            // SAFETY: the caller's arguments, forwarded.
+            Code(unsafe { wait_full_entry(count, reqs, statuses) })
+        },
+    )
+}
+
+/// `MPI_Waitall` recorded in the trace (`HYMPI_TRACE`): [`waitall_fast_entry`] under
+/// [`entry::call_recorded`].
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn waitall_traced_entry(
+    count: c_int,
+    reqs: *mut MPI_Request,
+    statuses: *mut MPI_Status,
+) -> c_int {
+    entry::call_recorded(
+        "MPI_Waitall",
+        ErrObj::None,
+        |_| entry::CallArgs::default(),
+        || {
+            // SAFETY: the caller's arguments, forwarded.
+            Code(unsafe { waitall_fast_entry(count, reqs, statuses) })
+        },
+    )
 }
 
 /// [`wait_status_direct_entry`] as a [`DirectPath`] (inlined away: the entry takes the
@@ -473,11 +523,20 @@ pub(crate) unsafe fn MPI_Waitall(
                 waitall_statuses_direct_entry,
                 waitall_statuses_locked_entry,
                 waitall_fast_entry,
+                waitall_traced_entry,
             )
         });
     }
     // SAFETY: the caller's arguments, forwarded.
-    Leaf(unsafe { wait_ignore_leaf(count, reqs, statuses, waitall_fast_entry) })
+    Leaf(unsafe {
+        wait_ignore_leaf(
+            count,
+            reqs,
+            statuses,
+            waitall_fast_entry,
+            waitall_traced_entry,
+        )
+    })
 }
 
 /// `MPI_Waitall` with an array of statuses on the direct way: [`wait_statuses_direct`].

@@ -339,6 +339,7 @@ macro_rules! comm_leaf_entry {
         leaves: $direct:path, $locked:path;
         release: $release:ident;
         fast: $fast:ident;
+        traced: $traced:ident;
     ) => {
         $(#[$doc])*
         #[inline(always)]
@@ -374,6 +375,10 @@ macro_rules! comm_leaf_entry {
                         },
                         None => false,
                     }
+                } else if crate::core::diag::trace_on() {
+                    // Tracing keeps the ways closed: the call is recorded here, so that
+                    // open ways pay nothing for it.
+                    return Leaf($traced($buf, count, datatype, $peer, tag, comm, request));
                 } else {
                     false
                 }
@@ -408,6 +413,34 @@ macro_rules! comm_leaf_entry {
             // SAFETY: the caller's arguments, forwarded.
             unsafe { $fast($buf, count, datatype, $peer, tag, comm, request) }
         }
+
+        #[doc = concat!("`", stringify!($name), "` recorded in the trace (`HYMPI_TRACE`): [`", stringify!($fast), "`] under")]
+        #[doc = "[`entry::call_recorded`]."]
+        #[cold]
+        #[inline(never)]
+        unsafe extern "C" fn $traced(
+            $buf: $buf_ty,
+            count: c_int,
+            datatype: MPI_Datatype,
+            $peer: c_int,
+            tag: c_int,
+            comm: MPI_Comm,
+            request: *mut MPI_Request,
+        ) -> c_int {
+            let args = |code: i32| entry::CallArgs {
+                comm: Some(comm as usize),
+                peer: Some($peer),
+                tag: Some(tag),
+                count: Some(i64::from(count)),
+                datatype: Some(datatype as usize),
+                // SAFETY: a successful call wrote the request through this pointer.
+                request: (code == 0).then(|| unsafe { request.as_ref() }.map(|r| *r as usize)).flatten(),
+            };
+            entry::call_recorded(stringify!($name), ErrObj::Comm(comm as usize), args, || {
+                // SAFETY: the caller's arguments, forwarded.
+                Code(unsafe { $fast($buf, count, datatype, $peer, tag, comm, request) })
+            })
+        }
     };
 }
 
@@ -418,6 +451,7 @@ comm_leaf_entry! {
     leaves: leaf::isend_self_direct, leaf::isend_self_locked;
     release: isend_release_entry;
     fast: isend_fast_entry;
+    traced: isend_traced_entry;
 }
 
 /// The end of a C entry point whose locked leaf did the call but whose lock release found
@@ -527,6 +561,7 @@ comm_leaf_entry! {
     leaves: leaf::irecv_post_direct, leaf::irecv_post_locked;
     release: irecv_release_entry;
     fast: irecv_fast_entry;
+    traced: irecv_traced_entry;
 }
 
 /// `MPI_Irecv` beyond the leaf: the full fast path, then [`irecv_slow_entry`].
