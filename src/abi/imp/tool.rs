@@ -378,7 +378,7 @@ pub(crate) unsafe fn MPI_T_pvar_handle_alloc(
             // SAFETY: C contract (module doc).
             let (handle, count) = unsafe { (req(handle)?, req(count)?) };
             *handle = s.pvar_alloc(session as usize, pvar_index as usize)? as MPI_T_pvar_handle;
-            *count = 1;
+            *count = tables().pvars[pvar_index as usize].count() as c_int;
             Ok(())
         })
     })
@@ -455,8 +455,12 @@ pub(crate) unsafe fn MPI_T_pvar_read(
 ) -> Code {
     run(|| {
         let h = single_handle(session, handle)?;
-        // SAFETY: C contract (module doc): one unsigned long long.
-        *unsafe { req(buf.cast::<u64>()) }? = tool::pvar_value(&h);
+        let values = tool::pvar_value(&h);
+        // SAFETY: C contract (module doc): `count` unsigned long longs, the count the
+        // handle's allocation returned, which is `values.len()`.
+        let out: *mut u64 = unsafe { req(buf.cast::<u64>()) }?;
+        // SAFETY: as above: `out` starts an array of `values.len()` elements.
+        unsafe { std::ptr::copy_nonoverlapping(values.as_ptr(), out, values.len()) };
         Ok(())
     })
 }

@@ -177,10 +177,25 @@ pub enum Counter {
     CollChoices,
 }
 
+/// Elements of counter `c` as a tool reads it: one per VCI and the slow path's row
+/// ([`SLOW_PATH`]), or one for [`Counter::CollChoices`].
+pub fn width(c: Counter) -> usize {
+    if c == Counter::CollChoices {
+        1
+    } else {
+        ROWS.len()
+    }
+}
+
 /// The value of counter `c` over every VCI (and the slow path's row).
 pub fn total(c: Counter) -> u64 {
+    per_row(c).iter().sum()
+}
+
+/// The values of counter `c`, [`width`] of them: per VCI, then the slow path's row.
+pub fn per_row(c: Counter) -> Vec<u64> {
     if c == Counter::CollChoices {
-        return COLL.lock().values().sum();
+        return vec![COLL.lock().values().sum()];
     }
     ROWS.iter()
         .map(|r| {
@@ -197,7 +212,7 @@ pub fn total(c: Counter) -> u64 {
             };
             a.load(Relaxed)
         })
-        .sum()
+        .collect()
 }
 
 /// "3 msgs 96 B" per protocol with traffic, or "none".
@@ -270,6 +285,12 @@ mod tests {
         coll_choice("allreduce", "recursive_doubling", 2);
         coll_choice("allreduce", "recursive_doubling", 2);
         assert!(total(Counter::SentBytes(Proto::ShmEager)) >= before + 128);
+        let rows = per_row(Counter::Locks);
+        assert_eq!(rows.len(), width(Counter::Locks));
+        assert_eq!(rows.len(), MAX_VCIS + 1);
+        assert!(rows[1] >= 2);
+        assert!(per_row(Counter::WaitNs)[SLOW_PATH] >= 2_000_000);
+        assert_eq!(width(Counter::CollChoices), 1);
         let r = report(7, 3);
         let vci1 = r.lines().find(|l| l.contains("vci 1:")).unwrap();
         assert!(vci1.starts_with("hympi[7] stats:"), "{vci1}");

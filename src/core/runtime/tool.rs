@@ -13,9 +13,10 @@
 //!   `csync` thread models: what `HYMPI_STATS=1` prints) and two sizes (VCIs, transport
 //!   lanes); all per process, read-only and continuous, `MPI_UNSIGNED_LONG_LONG`. A counter
 //!   reads as its growth since the handle was allocated (its class's starting value is 0).
-//! - Per-VCI statistics (`crate::core::diag::stats`), summed over the VCIs: messages and
-//!   bytes by protocol and direction, lock acquisitions and misses, waits, collective
-//!   choices. A handle on one turns counting on.
+//! - Per-VCI statistics (`crate::core::diag::stats`): messages and bytes by protocol and
+//!   direction, lock acquisitions and misses, waits; a handle on one has a count of 65 (an
+//!   element per possible VCI, then the slow path's) and turns counting on. The collective
+//!   choices are one counter.
 //! - Categories: a root `hympi` holding `transport`, `threads`, `stealing`, `collectives`,
 //!   `diagnostics`.
 //! - No events; one source (the process clock of `MPI_Wtime`).
@@ -148,7 +149,25 @@ pub struct Pvar {
 }
 
 impl Pvar {
-    /// The current value of the underlying counter or size.
+    /// Elements of the value (`count` of its handles): one per VCI and one for the slow
+    /// path for the per-VCI statistics, else one.
+    pub fn count(&self) -> usize {
+        match self.source {
+            Source::Diag(c) => crate::core::diag::stats::width(c),
+            _ => 1,
+        }
+    }
+
+    /// The current values ([`Pvar::count`] of them).
+    pub fn values(&self) -> Vec<u64> {
+        match self.source {
+            Source::Diag(c) => crate::core::diag::stats::per_row(c),
+            _ => vec![self.current()],
+        }
+    }
+
+    /// The current value of the underlying counter or size (a sum over the VCIs for the
+    /// per-VCI statistics).
     pub fn current(&self) -> u64 {
         let v = match self.source {
             Source::Steal(i) => {
@@ -511,12 +530,12 @@ pub fn string_plan(len: usize, cap: i32, buf_null: bool) -> (Option<usize>, i32)
 }
 
 /// A performance variable bound to a session.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct PvarHandle {
     /// The variable's index.
     pub pvar: usize,
-    /// A counter's value at allocation (its reads are relative to it).
-    pub baseline: u64,
+    /// A counter's values at allocation (its reads are relative to them).
+    pub baseline: Vec<u64>,
 }
 
 /// Handles and sessions of the tool interface.
@@ -636,7 +655,11 @@ impl State {
             // growth since allocation, which is then exact).
             crate::core::diag::enable_stats();
         }
-        let baseline = if p.is_counter() { p.current() } else { 0 };
+        let baseline = if p.is_counter() {
+            p.values()
+        } else {
+            vec![0; p.count()]
+        };
         self.session(session)?
             .insert(id, PvarHandle { pvar, baseline });
         Ok(encode(id, TAG_PVAR))
@@ -647,7 +670,7 @@ impl State {
     pub fn pvar_handle(&mut self, session: usize, h: usize) -> TResult<PvarHandle> {
         let s = self.session(session)?;
         decode(h, TAG_PVAR)
-            .and_then(|id| s.get(&id).copied())
+            .and_then(|id| s.get(&id).cloned())
             .ok_or(MPI_T_ERR_INVALID_HANDLE)
     }
 
@@ -661,15 +684,16 @@ impl State {
     }
 }
 
-/// The value a performance-variable handle reads now.
-pub fn pvar_value(h: &PvarHandle) -> u64 {
+/// The values a performance-variable handle reads now (as many as its count).
+pub fn pvar_value(h: &PvarHandle) -> Vec<u64> {
     let p = &tables().pvars[h.pvar];
-    let v = p.current();
+    let mut v = p.values();
     if p.is_counter() {
-        v.saturating_sub(h.baseline)
-    } else {
-        v
+        for (x, b) in v.iter_mut().zip(&h.baseline) {
+            *x = x.saturating_sub(*b);
+        }
     }
+    v
 }
 
 /// Nanoseconds of `CLOCK_MONOTONIC`, the clock of `MPI_Wtime` (the ticks of the one event
