@@ -1272,7 +1272,6 @@ impl Runtime {
         }
     }
 
-    /// Tells `copy_choice` that the timed copy of receive `rid` (if it is one) is done.
     /// Counts a message that arrived through transport `T` in its VCI's statistics.
     #[cold]
     #[inline(never)]
@@ -1286,6 +1285,7 @@ impl Runtime {
         stats::received(v, Proto::of(T::NETWORK, eager), m.total as usize);
     }
 
+    /// Tells `copy_choice` that the timed copy of receive `rid` (if it is one) is done.
     fn finish_timed_copy(&mut self, rid: u32) {
         let Some(e) = self.reqs.get_mut(rid).and_then(|r| r.extra.as_mut()) else {
             return;
