@@ -29,22 +29,18 @@ fn to_int(h: usize) -> MpiResult<c_int> {
 
 /// Rebuilds a handle from its integer form; `null` when the object is gone or the kind has no
 /// user objects yet.
-fn from_int(
-    i: c_int,
-    null: usize,
-    lookup: impl Fn(&Runtime, u32) -> Option<usize>,
-) -> MpiResult<usize> {
+fn from_int(i: c_int, null: usize, lookup: impl Fn(u32) -> Option<usize>) -> MpiResult<usize> {
     let v = i as u32 as usize;
     if v < 0x1000 {
         return Ok(v);
     }
     let index = ((v >> 12) & 0xfffff) as u32;
-    Ok(
-        runtime::with(|rt| Ok(index.checked_sub(1).and_then(|ix| lookup(rt, ix))))
-            .ok()
-            .flatten()
-            .unwrap_or(null),
-    )
+    Ok(index.checked_sub(1).and_then(lookup).unwrap_or(null))
+}
+
+/// Looks an object up in the runtime's tables (none before `MPI_Init` or after finalize).
+fn in_runtime(f: impl FnOnce(&Runtime) -> Option<usize>) -> Option<usize> {
+    runtime::with(|rt| Ok(f(rt))).ok().flatten()
 }
 
 macro_rules! conversions {
@@ -89,29 +85,26 @@ pub(crate) unsafe fn MPI_Request_fromint(i: c_int) -> MpiResult<MPI_Request> {
     } else {
         (0, (u >> 12) & 0x7ffff)
     };
-    let h = runtime::with(|rt| {
-        Ok(slot
-            .checked_sub(1)
+    let h = in_runtime(|rt| {
+        slot.checked_sub(1)
             .and_then(|ix| rt.reqs.at(v, ix))
-            .map(|rid| rt.reqs.handle(rid)))
+            .map(|rid| rt.reqs.handle(rid))
     })
-    .ok()
-    .flatten()
     .unwrap_or(MPI_REQUEST_NULL);
     Ok(h as MPI_Request)
 }
 
 conversions! {
-    MPI_Comm_toint, MPI_Comm_fromint, MPI_Comm, MPI_COMM_NULL, kind::COMM, |rt: &Runtime, ix| rt.comms.get(ix).map(|_| rt.comms.handle(ix));
-    MPI_Errhandler_toint, MPI_Errhandler_fromint, MPI_Errhandler, MPI_ERRHANDLER_NULL, kind::ERRHANDLER, |_: &Runtime, ix| crate::core::objects::errhandler::handle_at(ix);
-    MPI_Message_toint, MPI_Message_fromint, MPI_Message, MPI_MESSAGE_NULL, kind::MESSAGE, |rt: &Runtime, ix| rt.messages.get(ix).map(|_| rt.messages.handle(ix));
-    MPI_Type_toint, MPI_Type_fromint, MPI_Datatype, MPI_DATATYPE_NULL, kind::DATATYPE, |rt: &Runtime, ix| rt.types.get(ix).map(|_| rt.types.handle(ix));
-    MPI_Op_toint, MPI_Op_fromint, MPI_Op, MPI_OP_NULL, kind::OP, |rt: &Runtime, ix| rt.ops.get(ix).map(|_| rt.ops.handle(ix));
-    MPI_Group_toint, MPI_Group_fromint, MPI_Group, MPI_GROUP_NULL, kind::GROUP, |rt: &Runtime, ix| rt.groups.get(ix).map(|_| rt.groups.handle(ix));
-    MPI_Info_toint, MPI_Info_fromint, MPI_Info, MPI_INFO_NULL, kind::INFO, |_: &Runtime, ix| crate::core::objects::info::handle_at(ix);
-    MPI_Win_toint, MPI_Win_fromint, MPI_Win, MPI_WIN_NULL, kind::WIN, |rt: &Runtime, ix| rt.wins.get(ix).map(|_| rt.wins.handle(ix));
-    MPI_File_toint, MPI_File_fromint, MPI_File, MPI_FILE_NULL, kind::FILE, |rt: &Runtime, ix| rt.files.get(ix).map(|_| rt.files.handle(ix));
-    MPI_Session_toint, MPI_Session_fromint, MPI_Session, MPI_SESSION_NULL, kind::SESSION, |_: &Runtime, ix| crate::core::objects::session::handle_at(ix);
+    MPI_Comm_toint, MPI_Comm_fromint, MPI_Comm, MPI_COMM_NULL, kind::COMM, |ix| in_runtime(|rt| rt.comms.get(ix).map(|_| rt.comms.handle(ix)));
+    MPI_Errhandler_toint, MPI_Errhandler_fromint, MPI_Errhandler, MPI_ERRHANDLER_NULL, kind::ERRHANDLER, crate::core::objects::errhandler::handle_at;
+    MPI_Message_toint, MPI_Message_fromint, MPI_Message, MPI_MESSAGE_NULL, kind::MESSAGE, |ix| in_runtime(|rt| rt.messages.get(ix).map(|_| rt.messages.handle(ix)));
+    MPI_Type_toint, MPI_Type_fromint, MPI_Datatype, MPI_DATATYPE_NULL, kind::DATATYPE, |ix| in_runtime(|rt| rt.types.get(ix).map(|_| rt.types.handle(ix)));
+    MPI_Op_toint, MPI_Op_fromint, MPI_Op, MPI_OP_NULL, kind::OP, |ix| in_runtime(|rt| rt.ops.get(ix).map(|_| rt.ops.handle(ix)));
+    MPI_Group_toint, MPI_Group_fromint, MPI_Group, MPI_GROUP_NULL, kind::GROUP, |ix| in_runtime(|rt| rt.groups.get(ix).map(|_| rt.groups.handle(ix)));
+    MPI_Info_toint, MPI_Info_fromint, MPI_Info, MPI_INFO_NULL, kind::INFO, crate::core::objects::info::handle_at;
+    MPI_Win_toint, MPI_Win_fromint, MPI_Win, MPI_WIN_NULL, kind::WIN, |ix| in_runtime(|rt| rt.wins.get(ix).map(|_| rt.wins.handle(ix)));
+    MPI_File_toint, MPI_File_fromint, MPI_File, MPI_FILE_NULL, kind::FILE, |ix| in_runtime(|rt| rt.files.get(ix).map(|_| rt.files.handle(ix)));
+    MPI_Session_toint, MPI_Session_fromint, MPI_Session, MPI_SESSION_NULL, kind::SESSION, crate::core::objects::session::handle_at;
 }
 
 /// Defines `MPI_X_c2f` / `MPI_X_f2c` (the standard's handle conversions to and from Fortran
