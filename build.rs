@@ -12,6 +12,9 @@
 //! - `include/mpi.h`, `docs/coverage.md` and the coverage section of `README.md` (written only
 //!   when their content changes).
 
+#[path = "codegen/mpich_abi.rs"]
+mod mpich_abi;
+
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::fs;
@@ -20,6 +23,14 @@ use std::path::{Path, PathBuf};
 struct Param {
     name: String,
     rust: String,
+    /// The C type without qualifiers and stars (`MPI_Comm`, `int`, `MPI_User_function`).
+    c_base: String,
+    /// Pointer levels (an array parameter counts one).
+    stars: usize,
+    /// Declared as an array (`MPI_Request array_of_requests[]`).
+    array: bool,
+    /// `const`-qualified.
+    is_const: bool,
 }
 
 struct Func {
@@ -41,10 +52,19 @@ fn main() {
     println!("cargo:rerun-if-changed=src/abi/api");
     println!("cargo:rerun-if-changed=src/abi/imp");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=codegen");
+    println!("cargo:rerun-if-changed=src/abi/mpich/constants.txt");
     println!("cargo:rerun-if-changed=src/core/op/ext.c");
     // libhympi.so carries the soname libhympi.so.0 (ABI major 0): programs linked against it
     // record that name, and scripts/install-prefix installs libhympi.so.0.x.y with links.
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libhympi.so.0");
+    // Built with the `mpich-abi` feature, the same library is MPICH's `libmpich.so.12`.
+    let mpich_abi = std::env::var_os("CARGO_FEATURE_MPICH_ABI").is_some();
+    let soname = if mpich_abi {
+        "libmpich.so.12"
+    } else {
+        "libhympi.so.0"
+    };
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
 
     cc::Build::new()
         .file(root.join("src/core/op/ext.c"))
@@ -108,6 +128,11 @@ fn main() {
         gen_entry(&mut entry, f, implemented.contains(&f.name));
     }
     fs::write(out.join("abi_entry.rs"), entry).unwrap();
+    let mpich_consts = fs::read_to_string(root.join("src/abi/mpich/constants.txt"))
+        .expect("src/abi/mpich/constants.txt");
+    let (mpich_entry, mpich_values) = mpich_abi::generate(&funcs, &prologue, &mpich_consts);
+    fs::write(out.join("abi_mpich_entry.rs"), mpich_entry).unwrap();
+    fs::write(out.join("abi_mpich_values.rs"), mpich_values).unwrap();
 
     write_if_changed(
         &root.join("include/mpi.h"),
@@ -300,6 +325,10 @@ fn parse_param(p: &str, fname: &str) -> Param {
     Param {
         name: rust_ident(&name),
         rust,
+        c_base: base,
+        stars,
+        array: arrays > 0,
+        is_const,
     }
 }
 
@@ -508,7 +537,7 @@ fn gen_entry(s: &mut String, f: &Func, implemented: bool) {
     );
     let _ = writeln!(
         s,
-        "#[no_mangle]\npub unsafe extern \"C\" fn {pname}({sig}) -> {ret} {{"
+        "#[cfg_attr(not(feature = \"mpich-abi\"), no_mangle)]\npub unsafe extern \"C\" fn {pname}({sig}) -> {ret} {{"
     );
     let call = if implemented {
         format!("imp::{name}({args})")
@@ -552,7 +581,7 @@ fn gen_entry(s: &mut String, f: &Func, implemented: bool) {
         s,
         "/// `{name}`: forwards to `{pname}` (profiling interface)."
     );
-    let _ = writeln!(s, "#[no_mangle]\npub unsafe extern \"C\" fn {name}({sig}) -> {ret} {{\n    {pname}({args})\n}}\n");
+    let _ = writeln!(s, "#[cfg_attr(not(feature = \"mpich-abi\"), no_mangle)]\npub unsafe extern \"C\" fn {name}({sig}) -> {ret} {{\n    {pname}({args})\n}}\n");
     let _ = f.variadic;
 }
 

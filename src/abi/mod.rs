@@ -8,6 +8,12 @@
 
 pub mod entry;
 pub mod imp;
+/// MPICH's ABI (`libmpich.so.12`): the entry points of the `mpich-abi` build.
+#[cfg(feature = "mpich-abi")]
+pub mod mpich;
+#[cfg(test)]
+#[path = "mpich/values_tests.rs"]
+mod mpich_values_tests;
 
 /// The constants and C types of the ABI, from the crate's bottom module.
 pub use crate::mpi_abi::{consts, types};

@@ -12,6 +12,14 @@ use crate::core::error::{fail, MpiResult};
 /// `MPI_BUFFER_AUTOMATIC` (the standard ABI's value).
 pub const AUTOMATIC: usize = 2;
 
+/// The room each buffered message takes beyond its data: the `MPI_BSEND_OVERHEAD` of the ABI
+/// the library is built for (programs size their buffers with it; MPICH's `mpi.h` says 96).
+pub const OVERHEAD: usize = if cfg!(feature = "mpich-abi") {
+    96
+} else {
+    crate::mpi_abi::consts::MPI_BSEND_OVERHEAD as usize
+};
+
 /// The memory a buffer scope copies buffered messages into.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Space {

@@ -46,8 +46,9 @@ const POLL_BATCH: usize = 64;
 fn bsend_no_room(b: &BsendBuffer, bytes: usize) -> String {
     match b.space {
         Space::User { size, .. } => format!(
-            "buffered send of {bytes} bytes does not fit in the attached buffer ({size} bytes, {} in use; each message also needs MPI_BSEND_OVERHEAD = {MPI_BSEND_OVERHEAD})",
-            b.in_use()
+            "buffered send of {bytes} bytes does not fit in the attached buffer ({size} bytes, {} in use; each message also needs MPI_BSEND_OVERHEAD = {})",
+            b.in_use(),
+            crate::core::p2p::bsend::OVERHEAD
         ),
         _ => format!(
             "buffered send of {bytes} bytes with no buffer attached (MPI_Buffer_attach or MPI_Comm_attach_buffer)"
@@ -503,7 +504,7 @@ impl Runtime {
     }
 
     fn start_bsend(&mut self, rid: u32, a: SendArgs) -> MpiResult<()> {
-        let need = a.bytes + MPI_BSEND_OVERHEAD as usize;
+        let need = a.bytes + crate::core::p2p::bsend::OVERHEAD;
         // Completed buffered sends release their space as they complete; make progress first
         // so the space of finished ones is free.
         let _ = self.progress()?;
