@@ -644,6 +644,9 @@ fn entries(funcs: &[Func]) -> String {
                     Conv::Weights => args.push(format!("cv::weights({a})")),
                 }
             }
+            if name.starts_with("MPI_Type_get_contents") {
+                let _ = writeln!(post, "    if rc == 0 {{\n        cv::contents_ints_out(datatype, array_of_integers, cv::len(max_integers));\n    }}");
+            }
             let call = format!("crate::abi::generated::{pname}({})", args.join(", "));
             if ret == "c_int" {
                 let _ = write!(

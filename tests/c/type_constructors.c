@@ -327,6 +327,49 @@ static void darrays(void)
     }
 }
 
+/* MPI_Type_get_contents gives back the constants a subarray or darray was made with
+ * (MPI_ORDER_*, MPI_DISTRIBUTE_*), in this mpi.h's values, and they make the type again. */
+static void decoded_constants(void)
+{
+    int sizes[2] = {6, 8}, sub[2] = {2, 3}, start[2] = {1, 2}, ints[32];
+    MPI_Aint addrs[4];
+    MPI_Datatype t, types[2], again;
+    int ni, na, nd, comb;
+    MPI_Type_create_subarray(2, sizes, sub, start, MPI_ORDER_FORTRAN, MPI_INT, &t);
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && nd == 1,
+          "subarray envelope: combiner %d, %d integers, %d types", comb, ni, nd);
+    int rc = MPI_Type_get_contents(t, 32, 4, 2, ints, addrs, types);
+    CHECK_RC(rc, "MPI_Type_get_contents(subarray)");
+    CHECK(ints[0] == 2 && ints[7] == MPI_ORDER_FORTRAN,
+          "subarray contents: ndims %d, order %d (MPI_ORDER_FORTRAN is %d)", ints[0], ints[7],
+          MPI_ORDER_FORTRAN);
+    rc = MPI_Type_create_subarray(ints[0], ints + 1, ints + 3, ints + 5, ints[7], types[0], &again);
+    CHECK_RC(rc, "subarray made again from its contents");
+    if (rc == MPI_SUCCESS)
+        MPI_Type_free(&again);
+    MPI_Type_free(&t);
+
+    int gs[2] = {10, 9}, dist[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC};
+    int darg[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2}, ps[2] = {2, 2};
+    MPI_Type_create_darray(4, 1, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t);
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_DARRAY && ni == 12, "darray envelope: combiner %d, %d integers",
+          comb, ni);
+    rc = MPI_Type_get_contents(t, 32, 4, 2, ints, addrs, types);
+    CHECK_RC(rc, "MPI_Type_get_contents(darray)");
+    CHECK(ints[5] == MPI_DISTRIBUTE_BLOCK && ints[6] == MPI_DISTRIBUTE_CYCLIC &&
+              ints[7] == MPI_DISTRIBUTE_DFLT_DARG && ints[8] == 2 && ints[11] == MPI_ORDER_C,
+          "darray contents: distribs %d %d, dargs %d %d, order %d", ints[5], ints[6], ints[7],
+          ints[8], ints[11]);
+    rc = MPI_Type_create_darray(ints[0], ints[1], ints[2], ints + 3, ints + 5, ints + 7, ints + 9,
+                                ints[11], types[0], &again);
+    CHECK_RC(rc, "darray made again from its contents");
+    if (rc == MPI_SUCCESS)
+        MPI_Type_free(&again);
+    MPI_Type_free(&t);
+}
+
 /* A C struct with padding, sent as an array of 5. */
 struct rec {
     char c;
@@ -423,6 +466,7 @@ int main(int argc, char **argv)
     simple_constructors();
     subarrays();
     darrays();
+    decoded_constants();
     padded_struct();
     queries();
     return MTest_Finalize(0);

@@ -672,6 +672,50 @@ impl IntArray {
     }
 }
 
+/// After `MPI_Type_get_contents(_c)` on `datatype` (MPICH's handle): the integers that are
+/// constants in MPICH's ABI (a subarray's or darray's order, a darray's distributions and
+/// distribution arguments) converted, among the first `max` of `ints`.
+pub unsafe fn contents_ints_out(datatype: c_int, ints: *mut c_int, max: usize) {
+    let dt = datatype_in(datatype) as crate::abi::types::MPI_Datatype;
+    let (mut ni, mut na, mut nc, mut nd, mut comb) = (0, 0, 0, 0, 0);
+    if ints.is_null() {
+        return;
+    }
+    // SAFETY: the query writes only the values it is given.
+    let envelope = unsafe {
+        std_imp::MPI_Type_get_envelope_c(dt, &mut ni, &mut na, &mut nc, &mut nd, &mut comb)
+    };
+    if envelope.is_err() {
+        return;
+    }
+    let avail = usize::try_from(ni).unwrap_or(0).min(max);
+    let read = |i: usize| -> Option<c_int> {
+        // SAFETY: `i` < `avail`: within the user's array and the integers the call wrote.
+        (i < avail).then(|| unsafe { *ints.add(i) })
+    };
+    let map = |i: usize, f: fn(c_int) -> c_int| {
+        if let Some(v) = read(i) {
+            // SAFETY: as in `read`.
+            unsafe { *ints.add(i) = f(v) };
+        }
+    };
+    let large = nc > 0;
+    if comb == crate::abi::consts::MPI_COMBINER_SUBARRAY {
+        // [ndims, (sizes, subsizes, starts unless large), order]
+        let n = read(0).and_then(|v| usize::try_from(v).ok()).unwrap_or(0);
+        map(if large { 1 } else { 1 + 3 * n }, order_to_mpich);
+    } else if comb == crate::abi::consts::MPI_COMBINER_DARRAY {
+        // [size, rank, ndims, (gsizes unless large), distribs, dargs, psizes, order]
+        let n = read(2).and_then(|v| usize::try_from(v).ok()).unwrap_or(0);
+        let d = if large { 3 } else { 3 + n };
+        for i in 0..n {
+            map(d + i, distrib_to_mpich);
+            map(d + n + i, darg_to_mpich);
+        }
+        map(d + 3 * n, order_to_mpich);
+    }
+}
+
 /// The number of send or receive types of an `*alltoallw` call on `comm` (MPICH's handle):
 /// the group size (the remote group's for an intercommunicator), or the neighbour count.
 pub unsafe fn alltoallw_len(comm: c_int, send: bool, neighbor: bool) -> usize {
