@@ -36,6 +36,20 @@ pub trait Bootstrap: Send {
     fn process_mapping(&mut self) -> io::Result<Option<String>> {
         self.get("PMI_process_mapping")
     }
+    /// A name of this job that its processes share and other jobs do not (the key-value
+    /// space's name); a singleton's is its host and process id.
+    fn job_name(&self) -> String;
+}
+
+/// A 32-bit id of the job named `name` (FNV-1a, folded; never 0): how processes of
+/// different jobs tell each other's ranks apart once connected.
+pub fn job_id(name: &str) -> u32 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in name.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    ((h >> 32) as u32 ^ h as u32).max(1)
 }
 
 /// A process started without a launcher: rank 0 of 1.
@@ -63,6 +77,16 @@ impl Bootstrap for Singleton {
     }
     fn finalize(&mut self) -> io::Result<()> {
         Ok(())
+    }
+    fn job_name(&self) -> String {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+        format!(
+            "singleton-{}-{}-{}",
+            host.trim(),
+            boot.trim(),
+            std::process::id()
+        )
     }
     fn abort(&mut self, _code: i32, _message: &str) -> io::Result<()> {
         Ok(())
@@ -97,6 +121,9 @@ impl Bootstrap for PmiClient {
     fn abort(&mut self, code: i32, message: &str) -> io::Result<()> {
         PmiClient::abort(self, code, message)
     }
+    fn job_name(&self) -> String {
+        self.kvsname().to_string()
+    }
 }
 
 impl Bootstrap for Pmi2Client {
@@ -129,6 +156,9 @@ impl Bootstrap for Pmi2Client {
     }
     fn process_mapping(&mut self) -> io::Result<Option<String>> {
         self.job_attr("PMI_process_mapping")
+    }
+    fn job_name(&self) -> String {
+        self.jobid().to_string()
     }
 }
 

@@ -135,7 +135,7 @@ pub struct Blueprint {
 }
 
 /// The session communicator handle `h` belongs to (a parent's, passed to what it makes).
-fn session_of(rt: &Runtime, h: usize) -> Option<u32> {
+pub(crate) fn session_of(rt: &Runtime, h: usize) -> Option<u32> {
     rt.comm_index(h)
         .and_then(|i| rt.comms.get(i))
         .and_then(|c| c.session)
@@ -295,7 +295,7 @@ impl Runtime {
 }
 
 /// Priority key of an agreement over parent context `ctx` with internal tag `t`.
-fn key(ctx: u32, t: i32) -> u64 {
+pub(crate) fn key(ctx: u32, t: i32) -> u64 {
     ((ctx as u64) << 32) | (t as u32 as u64)
 }
 
@@ -493,13 +493,21 @@ pub fn create(h: usize, group: Vec<u32>) -> MpiResult<Option<usize>> {
 /// of one color in the local group (ordered by key, then old rank) with those of the same
 /// color in the remote group; a color missing on either side gives `MPI_COMM_NULL`.
 fn split_inter(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
-    let (team, bridge, k, members, remote, errh) = runtime::with(|rt| {
+    let (team, bridge, k, members, remote, errh, local_first) = runtime::with(|rt| {
         let (idx, _) = rt.comm_plain(h)?;
         let (t, k) = rt.next_construction(idx);
         let (team, bridge) = rt.union_team(idx, t);
         let c = rt.comms.get(idx).expect("validated communicator");
         let r = c.remote.as_ref().expect("an intercommunicator");
-        Ok((team, bridge, k, c.members(), r.map.members(r.size), c.errh))
+        Ok((
+            team,
+            bridge,
+            k,
+            c.members(),
+            r.map.members(r.size),
+            c.errh,
+            r.local_first,
+        ))
     })?;
     // (color, key) of every local rank, then the leaders swap their groups' lists.
     let local = Round::new(team.clone(), None, Combine::Concat, color_key(color, key_)).run()?;
@@ -518,8 +526,8 @@ fn split_inter(h: usize, color: i32, key_: i32) -> MpiResult<Option<usize>> {
             rt.contexts.release(id);
             return Ok(None);
         }
-        // Both sides derive the same order from the world ranks of the two leaders.
-        let local_first = new_local[0] < new_remote[0];
+        // The groups keep the parent's order (the same on both sides, whereas process
+        // indices of another job's processes differ from side to side).
         rt.install_comm(
             id,
             Blueprint {
@@ -692,6 +700,30 @@ fn intercomm(
         .chunks_exact(4)
         .map(|c| u32::from_ne_bytes(c.try_into().unwrap()))
         .collect();
+    // Both sides derive the same order from the world ranks of the two leaders.
+    let local_first = local_members[0] < remote[0];
+    finish_intercomm(
+        local,
+        local_members,
+        (remote, local_first),
+        bridge,
+        key_,
+        errh,
+        session,
+    )
+}
+
+/// The second part of an intercommunicator's construction, once every member knows both
+/// groups (process indices): agrees on a context id over both groups and installs it.
+pub(crate) fn finish_intercomm(
+    local: Team,
+    local_members: Vec<u32>,
+    (remote, local_first): (Vec<u32>, bool),
+    bridge: Option<Bridge>,
+    key_: u64,
+    errh: Errh,
+    session: Option<u32>,
+) -> MpiResult<usize> {
     if remote.iter().any(|w| local_members.contains(w)) {
         return fail(
             MPI_ERR_ARG,
@@ -707,7 +739,6 @@ fn intercomm(
         key_,
     )
     .run()?;
-    let local_first = local_members[0] < remote[0];
     runtime::with(|rt| {
         rt.install_comm(
             id,

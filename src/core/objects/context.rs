@@ -31,6 +31,11 @@ pub const MASK_WORDS: usize = 64;
 /// Number of context ids (`MASK_WORDS * 64`).
 pub const MAX_IDS: u32 = (MASK_WORDS * 64) as u32;
 
+/// The context id of the two-process links over which the roots of `MPI_Comm_accept` and
+/// `MPI_Comm_connect` build their intercommunicator (`core::objects::dynamic`): never free,
+/// never agreed on; links are told apart by their tags.
+pub const BRIDGE_ID: u32 = MAX_IDS - 1;
+
 /// Free ids kept out of a lent mask for local takes (only while more than twice as many
 /// are free, so that the reserve never makes agreements fail near exhaustion).
 pub const RESERVE: u32 = 16;
@@ -61,6 +66,7 @@ impl Default for ContextPool {
     fn default() -> Self {
         let mut free = [u64::MAX; MASK_WORDS];
         free[0] &= !0b11; // ids 0 (MPI_COMM_WORLD) and 1 (MPI_COMM_SELF)
+        free[MASK_WORDS - 1] &= !(1 << 63); // BRIDGE_ID
         ContextPool {
             free,
             withheld: [0; MASK_WORDS],
@@ -186,7 +192,7 @@ impl ContextPool {
 
     /// Returns `id` to the free mask.
     pub fn release(&mut self, id: u32) {
-        if (2..MAX_IDS).contains(&id) {
+        if (2..BRIDGE_ID).contains(&id) {
             self.free[id as usize / 64] |= 1u64 << (id % 64);
         }
     }
@@ -261,16 +267,16 @@ mod tests {
     #[test]
     fn local_ids_come_from_the_top_and_wait_for_a_lent_mask() {
         let mut p = ContextPool::default();
-        assert_eq!(p.take_local(), Some(MAX_IDS - 1));
         assert_eq!(p.take_local(), Some(MAX_IDS - 2));
+        assert_eq!(p.take_local(), Some(MAX_IDS - 3));
         let t = p.register(0);
         let c = p.contribution(t);
-        assert_eq!(c[MASK_WORDS - 1] >> 63, 0, "a local id is not lent");
+        assert_eq!(c[MASK_WORDS - 1] >> 62, 0, "a local id is not lent");
         // While the mask is lent, local takes come from the withheld reserve only, which
         // the lent mask does not contain.
         for i in 0..RESERVE {
             let id = p.take_local().expect("reserve");
-            assert_eq!(id, MAX_IDS - 3 - i);
+            assert_eq!(id, MAX_IDS - 4 - i);
             assert_eq!(c[id as usize / 64] >> (id % 64) & 1, 0, "id {id} was lent");
         }
         assert_eq!(
@@ -279,9 +285,9 @@ mod tests {
             "reserve used up while the mask is lent"
         );
         assert_eq!(p.conclude(t, &c), Outcome::Got(2));
-        assert_eq!(p.take_local(), Some(MAX_IDS - 3 - RESERVE));
-        p.release(MAX_IDS - 1);
-        assert_eq!(p.take_local(), Some(MAX_IDS - 1), "released ids come back");
+        assert_eq!(p.take_local(), Some(MAX_IDS - 4 - RESERVE));
+        p.release(MAX_IDS - 2);
+        assert_eq!(p.take_local(), Some(MAX_IDS - 2), "released ids come back");
     }
 
     #[test]
@@ -326,7 +332,7 @@ mod tests {
         c[..MASK_WORDS].fill(0);
         assert_eq!(p.conclude(t, &c), Outcome::Retry);
         p.cancel(t);
-        for _ in 2..MAX_IDS {
+        for _ in 2..BRIDGE_ID {
             let t = p.register(0);
             let c = p.contribution(t);
             assert!(matches!(p.conclude(t, &c), Outcome::Got(_)));

@@ -5,6 +5,7 @@ pub mod attr;
 pub mod comm;
 pub mod comm_build;
 pub mod context;
+pub mod dynamic;
 pub mod errhandler;
 pub mod group;
 pub mod info;

@@ -66,8 +66,16 @@ pub struct Runtime {
     pub node_of_world: Vec<u32>,
     /// The job's nodes, as the launcher names them.
     pub node_names: Vec<String>,
-    /// The network transport (present when the job spans nodes).
+    /// The network transport (present when the job spans nodes, or once this process
+    /// connected to another job: see `net_spans_job`).
     pub net: Option<Box<NetEngine>>,
+    /// The network transport was set up at `MPI_Init` with every rank (the job spans
+    /// nodes); else it is absent or was opened late by this process alone.
+    pub net_spans_job: bool,
+    /// This job's id (`platform::bootstrap::job_id`).
+    pub job_id: u32,
+    /// Dynamic processes: open ports and the ports' counter (`core::objects::dynamic`).
+    pub ports: crate::core::objects::dynamic::Ports,
     /// Watches the node's other ranks when the launcher would not end the job for a rank
     /// that dies (`platform::peer_watch`); stopped before the node transport is dropped.
     pub peer_watch: Option<PeerWatch>,
@@ -621,10 +629,11 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         engine_ref::set_lane_count(1);
         None
     };
+    let job_id = bootstrap::job_id(&boot.job_name());
     // Every rank has peers on other nodes once one has: the setup is collective.
     let net = if locals.len() < size as usize {
         Some(Box::new(
-            NetEngine::setup(boot.as_mut(), rank as u32, size as u32).map_err(|e| {
+            NetEngine::setup(boot.as_mut(), rank as u32, size as u32, job_id).map_err(|e| {
                 MpiError::new(
                     e.class(),
                     format!(
@@ -713,7 +722,10 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         local_of_world,
         node_of_world,
         node_names: nodes,
+        net_spans_job: net.is_some(),
         net,
+        job_id,
+        ports: Default::default(),
         peer_watch,
         bsend: BsendBuffers::default(),
         eager_max,
@@ -768,7 +780,15 @@ pub fn finalize() -> MpiResult<()> {
 /// data) and synchronises the job, so that no rank leaves while a peer still needs it.
 fn quiesce() -> MpiResult<()> {
     wait_for(|rt| Ok(rt.transport_idle().then_some(())))?;
-    if with(|rt| Ok(rt.net.is_some()))? {
+    with(|rt| {
+        // A late engine (connections to other jobs): they are disconnected by now (the
+        // standard asks it of the application); their endpoints may close before ours.
+        if let (false, Some(n)) = (rt.net_spans_job, rt.net.as_mut()) {
+            n.set_closing(true);
+        }
+        Ok(())
+    })?;
+    if with(|rt| Ok(rt.net_spans_job))? {
         // Every rank has received all it was sent before its endpoint closes: a barrier over
         // the job through the transports, the last sends completed, then one through the
         // process manager (which needs no progress), after which nobody sends any more.

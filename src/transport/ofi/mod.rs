@@ -20,9 +20,14 @@
 //! Per-pair sequence numbers on matched messages (`Eager`, `EagerSync`, `Rts`) restore the
 //! send order if a provider ever completes receives out of order.
 //!
-//! Peers are named by world rank, with [`NET_PEER`] set (the core tells the two transports'
-//! peers apart by that bit). Addresses are exchanged through the process manager's key-value
-//! space at `MPI_Init`.
+//! Peers are named by process index with [`NET_PEER`] set (the core tells the two transports'
+//! peers apart by that bit): world ranks first, then processes of other jobs in the order
+//! they were met ([`NetEngine::add_peer`], dynamic processes). Every header carries its
+//! sender's job id and world rank, which the receiver maps to its index. Addresses of the
+//! job's ranks are exchanged through the process manager's key-value space at `MPI_Init`
+//! when the job spans nodes; a job on one node opens the engine when it first connects to
+//! another job ([`NetEngine::open_late`]), and a connecting process introduces itself with
+//! a [`Hello`] to a port of the accepting one.
 
 pub mod ffi;
 
@@ -32,12 +37,35 @@ use crate::platform::bootstrap::Bootstrap;
 use crate::platform::config::{self, Knob};
 use crate::transport::wire::{Envelope, Gather, Incoming, MsgKind, Outgoing};
 use ffi::{Cqe, Endpoint, FiContext, FI_EAGAIN};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// Set in a peer index that names a rank of another node (the network transport's peer); the
 /// other bits are its world rank. Without it, a peer index is a local rank of the node
 /// transport.
 pub const NET_PEER: u32 = 1 << 31;
+
+/// `Hdr::kind` of a [`Hello`] (not a protocol message: the engine handles it itself).
+const HELLO_KIND: u32 = 0x4845;
+
+/// `Hdr::addr` of a [`HELLO_KIND`] message: a request, or the answer (port open or not).
+const HELLO_ASK: u64 = 0;
+const HELLO_WELCOME: u64 = 1;
+const HELLO_REFUSED: u64 = 2;
+
+/// The libfabric address of a process whose address is not known (yet).
+const NO_ADDR: u64 = u64::MAX;
+
+/// A process of another job (or of this one) asked to connect to one of this process's
+/// ports (`MPI_Comm_connect`); kept until `MPI_Comm_accept` on that port takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hello {
+    /// The port it connects to (this process's port number).
+    pub port: u32,
+    /// The connection's tag, chosen by the connecting process.
+    pub nonce: i32,
+    /// Its process index (registered on arrival).
+    pub peer: u32,
+}
 
 /// Bytes of one send or receive buffer: the header and a payload of 32 KiB, so that messages
 /// of exactly 32 KiB (common: halves of 64 KiB, a ring's blocks) still go eagerly and a stream
@@ -107,7 +135,8 @@ struct Hdr {
     /// Payload bytes that follow.
     len: u32,
     seq: u32,
-    _pad: u32,
+    /// The sender's job id (`NetEngine::job`): with `src`, names the sender.
+    job: u32,
     total: u64,
     sreq: u64,
     rreq: u64,
@@ -132,8 +161,24 @@ struct Stream {
 pub struct NetEngine {
     ep: Endpoint,
     me: u32,
-    /// libfabric address of each world rank.
+    /// This job's id (the same on all its ranks).
+    job: u32,
+    /// World size of this job: process indices from here on are other jobs' processes.
+    world: u32,
+    /// This endpoint's address.
+    name: Vec<u8>,
+    /// libfabric address of each process index ([`NO_ADDR`]: not known).
     addrs: Vec<u64>,
+    /// Process index of each process of another job met so far, by (job id, world rank).
+    foreign: HashMap<(u32, u32), u32>,
+    /// Connection requests received and not yet accepted.
+    hellos: Vec<Hello>,
+    /// Ports open (a `Hello` to another port is refused).
+    ports: Vec<u32>,
+    /// Answers to send to `Hello`s: (process index, port, nonce, accepted).
+    answers_out: Vec<(u32, u32, i32, bool)>,
+    /// Answers received to this process's `Hello`s: (process index, nonce, accepted).
+    answers_in: Vec<(u32, i32, bool)>,
     /// `RX_SLOTS` receive buffers, then `TX_SLOTS` send buffers, `BUF` bytes each (as u64 for
     /// alignment).
     bufs: Box<[u64]>,
@@ -189,12 +234,12 @@ impl std::fmt::Debug for NetEngine {
 }
 
 /// Lowercase hex of `b`.
-fn hex(b: &[u8]) -> String {
+pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// The bytes of lowercase or uppercase hex `s`.
-fn unhex(s: &str) -> Option<Vec<u8>> {
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
     if !s.len().is_multiple_of(2) {
         return None;
     }
@@ -232,7 +277,7 @@ fn widen_rxm_eager_limit() {
 impl NetEngine {
     /// Opens this rank's endpoint, publishes its address and connects the job's: collective
     /// over all ranks (it uses a bootstrap barrier).
-    pub fn setup(boot: &mut dyn Bootstrap, me: u32, size: u32) -> MpiResult<NetEngine> {
+    pub fn setup(boot: &mut dyn Bootstrap, me: u32, size: u32, job: u32) -> MpiResult<NetEngine> {
         let err = |what: String| MpiError::new(MPI_ERR_OTHER, format!("network transport: {what}"));
         let addr = config::text(Knob::OfiAddr);
         widen_rxm_eager_limit();
@@ -255,20 +300,51 @@ impl NetEngine {
             })?;
             names.push(a);
         }
-        NetEngine::connect(ep, me, &names).map_err(err)
+        let addrs = ep.insert(&names).map_err(err)?;
+        NetEngine::start(ep, me, job, name, addrs).map_err(err)
     }
 
-    /// The engine of world rank `me` on open endpoint `ep`, given every rank's address.
-    fn connect(ep: Endpoint, me: u32, names: &[Vec<u8>]) -> Result<NetEngine, String> {
-        let addrs = ep.insert(names)?;
+    /// Opens the engine of world rank `me` of a job of `size` ranks (id `job`) on its own,
+    /// knowing no peer yet: for a job on one node that connects to another job
+    /// (`MPI_Comm_accept`, `MPI_Comm_connect`, `MPI_Comm_join`). Not collective.
+    pub fn open_late(me: u32, size: u32, job: u32) -> MpiResult<NetEngine> {
+        let err = |what: String| MpiError::new(MPI_ERR_OTHER, format!("network transport: {what}"));
+        let addr = config::text(Knob::OfiAddr);
+        widen_rxm_eager_limit();
+        let ep = Endpoint::open(
+            provider_wanted().as_deref(),
+            (!addr.is_empty()).then_some(addr.as_str()),
+        )
+        .map_err(err)?;
+        let name = ep.name().map_err(err)?;
+        NetEngine::start(ep, me, job, name, vec![NO_ADDR; size as usize]).map_err(err)
+    }
+
+    /// The engine of world rank `me` on open endpoint `ep` (address `name`), given the
+    /// libfabric address of every world rank.
+    fn start(
+        ep: Endpoint,
+        me: u32,
+        job: u32,
+        name: Vec<u8>,
+        addrs: Vec<u64>,
+    ) -> Result<NetEngine, String> {
         let provider = ep.provider();
         let max_msg = ep.max_msg().min(usize::MAX as u64) as usize;
-        let size = names.len();
+        let size = addrs.len();
         let slots = RX_SLOTS + TX_SLOTS;
         let mut e = NetEngine {
             ep,
             me,
+            job,
+            world: size as u32,
+            name,
             addrs,
+            foreign: HashMap::new(),
+            hellos: Vec::new(),
+            ports: Vec::new(),
+            answers_out: Vec::new(),
+            answers_in: Vec::new(),
             // Filled (not zeroed, which would leave the pages unmapped until first use), so
             // the buffers are resident from the start: no page faults on the message path.
             bufs: vec![!0u64; slots * BUF / 8].into_boxed_slice(),
@@ -309,6 +385,111 @@ impl NetEngine {
     /// The libfabric provider in use.
     pub fn provider(&self) -> &str {
         &self.provider
+    }
+
+    /// This endpoint's address (what other processes give [`NetEngine::add_peer`]).
+    pub fn address(&self) -> &[u8] {
+        &self.name
+    }
+
+    /// Process indices in use: the world's ranks and the other jobs' processes met so far.
+    pub fn process_count(&self) -> u32 {
+        self.addrs.len() as u32
+    }
+
+    /// The process index of world rank `rank` of job `job` at address `name`, registering
+    /// it when it is new (a process of this job gets its world rank).
+    pub fn add_peer(&mut self, job: u32, rank: u32, name: &[u8]) -> Result<u32, String> {
+        let idx = if job == self.job {
+            if rank >= self.world {
+                return Err(format!(
+                    "rank {rank} of this job, which has {} ranks",
+                    self.world
+                ));
+            }
+            if self.addrs[rank as usize] != NO_ADDR {
+                return Ok(rank);
+            }
+            rank
+        } else if let Some(&i) = self.foreign.get(&(job, rank)) {
+            return Ok(i);
+        } else {
+            self.addrs.len() as u32
+        };
+        let a = self.ep.insert(&[name.to_vec()])?[0];
+        if idx == self.addrs.len() as u32 {
+            self.addrs.push(a);
+            self.send_seq.push(0);
+            self.recv_seq.push(0);
+            self.foreign.insert((job, rank), idx);
+        } else {
+            self.addrs[idx as usize] = a;
+        }
+        Ok(idx)
+    }
+
+    /// Sends a [`Hello`] to port `port` of process `dest` (registered): this process asks to
+    /// connect, in connection `nonce`. False when no send buffer is free (try again).
+    pub fn send_hello(&mut self, dest: u32, port: u32, nonce: i32) -> bool {
+        let name = std::mem::take(&mut self.name);
+        let h = Hdr {
+            kind: HELLO_KIND,
+            src: self.me,
+            ctx: port,
+            tag: nonce,
+            len: name.len() as u32,
+            ..Hdr::default()
+        };
+        let sent = self.emit(NET_PEER | dest, h, |out| out.copy_from_slice(&name));
+        self.name = name;
+        sent
+    }
+
+    /// Takes the oldest connection request to port `port`, if any.
+    pub fn take_hello(&mut self, port: u32) -> Option<Hello> {
+        self.reap();
+        let i = self.hellos.iter().position(|h| h.port == port)?;
+        Some(self.hellos.remove(i))
+    }
+
+    /// The answer of process `peer` to this process's `Hello` `nonce`, once it came: whether
+    /// its port was open.
+    pub fn take_answer(&mut self, peer: u32, nonce: i32) -> Option<bool> {
+        self.reap();
+        let i = self
+            .answers_in
+            .iter()
+            .position(|&(p, n, _)| (p, n) == (peer, nonce))?;
+        Some(self.answers_in.swap_remove(i).2)
+    }
+
+    /// Opens port `port`: `Hello`s to it are welcomed and kept for [`NetEngine::take_hello`].
+    pub fn open_port(&mut self, port: u32) {
+        self.ports.push(port);
+    }
+
+    /// Closes port `port`: requests to it not yet accepted are forgotten, later ones refused.
+    pub fn close_port(&mut self, port: u32) {
+        self.ports.retain(|&p| p != port);
+        self.hellos.retain(|h| h.port != port);
+    }
+
+    /// Sends the answers to `Hello`s that could not go out when they were due.
+    fn send_answers(&mut self) {
+        while let Some(&(dest, port, nonce, ok)) = self.answers_out.first() {
+            let h = Hdr {
+                kind: HELLO_KIND,
+                src: self.me,
+                ctx: port,
+                tag: nonce,
+                addr: if ok { HELLO_WELCOME } else { HELLO_REFUSED },
+                ..Hdr::default()
+            };
+            if !self.emit(NET_PEER | dest, h, |_| {}) {
+                return;
+            }
+            self.answers_out.remove(0);
+        }
     }
 
     /// The first failure the provider reported, if any: the job cannot go on.
@@ -381,10 +562,11 @@ impl NetEngine {
     /// Writes `h` and `n` payload bytes from `fill` into a free send buffer and posts it to
     /// world rank `dest`. False, with nothing sent, when no buffer is free or the provider's
     /// queue is full.
-    fn emit(&mut self, dest: u32, h: Hdr, fill: impl FnOnce(&mut [u8])) -> bool {
+    fn emit(&mut self, dest: u32, mut h: Hdr, fill: impl FnOnce(&mut [u8])) -> bool {
         let Some(slot) = self.tx_free.pop() else {
             return false;
         };
+        h.job = self.job;
         let n = h.len as usize;
         debug_assert!(n <= PAYLOAD_CAP);
         let buf = self.buf(slot);
@@ -586,6 +768,7 @@ impl NetEngine {
             && self.direct_free[0].len() + self.direct_free[1].len() == DIRECT_SLOTS
             && self.direct_pending.is_empty()
             && self.sends_done.is_empty()
+            && self.answers_out.is_empty()
     }
 
     /// Posts a receive of the `len`-byte message of rendezvous `rreq` from `peer` straight
@@ -704,6 +887,9 @@ impl NetEngine {
     /// whether anything was sent.
     pub fn flush(&mut self, done: &mut Vec<u64>) -> bool {
         self.reap();
+        if !self.answers_out.is_empty() {
+            self.send_answers();
+        }
         if !self.rx_unposted.is_empty() {
             self.post_receives();
         }
@@ -851,7 +1037,25 @@ impl NetEngine {
             return;
         }
         // SAFETY: the buffer holds a received message of at least HDR bytes; it is aligned.
-        let h = unsafe { buf.cast::<Hdr>().read() };
+        let mut h = unsafe { buf.cast::<Hdr>().read() };
+        if h.kind == HELLO_KIND {
+            self.hello_arrived(slot, h, got);
+            return;
+        }
+        if h.job != self.job {
+            // A process of another job: its index here.
+            match self.foreign.get(&(h.job, h.src)) {
+                Some(&i) => h.src = i,
+                None => {
+                    self.fail(format!(
+                        "a message from rank {} of job {:08x}, which never connected",
+                        h.src, h.job
+                    ));
+                    self.rx_unposted.push(slot);
+                    return;
+                }
+            }
+        }
         let Some(kind) = MsgKind::from_u32(h.kind) else {
             self.fail(format!("a message of unknown kind {}", h.kind));
             self.rx_unposted.push(slot);
@@ -904,6 +1108,44 @@ impl NetEngine {
             let e = self.early.swap_remove(i);
             self.recv_seq[src] = e.seq.wrapping_add(1);
             self.ready.push_back(e);
+        }
+    }
+
+    /// A [`Hello`] arrived in receive buffer `slot`: registers its sender and keeps it for
+    /// `MPI_Comm_accept`.
+    #[cold]
+    fn hello_arrived(&mut self, slot: u32, h: Hdr, got: usize) {
+        let len = (h.len as usize).min(got - HDR);
+        // SAFETY: the receive buffer holds `got` ≥ HDR + len bytes of the message.
+        let name = unsafe { std::slice::from_raw_parts(self.buf_ro(slot).add(HDR), len) }.to_vec();
+        self.rx_unposted.push(slot);
+        if h.addr != HELLO_ASK {
+            // An answer to one of ours: the sender is registered (we sent it the request).
+            let peer = if h.job == self.job {
+                Some(h.src)
+            } else {
+                self.foreign.get(&(h.job, h.src)).copied()
+            };
+            match peer {
+                Some(p) => self.answers_in.push((p, h.tag, h.addr == HELLO_WELCOME)),
+                None => self.fail("an answer from a process never asked".into()),
+            }
+            return;
+        }
+        match self.add_peer(h.job, h.src, &name) {
+            Ok(peer) => {
+                let open = self.ports.contains(&h.ctx);
+                if open {
+                    self.hellos.push(Hello {
+                        port: h.ctx,
+                        nonce: h.tag,
+                        peer,
+                    });
+                }
+                self.answers_out.push((peer, h.ctx, h.tag, open));
+                self.send_answers();
+            }
+            Err(e) => self.fail(format!("a connection request: {e}")),
         }
     }
 
@@ -963,9 +1205,10 @@ mod tests {
         let a = Endpoint::open(Some(prov), Some("127.0.0.1")).expect("endpoint 0");
         let b = Endpoint::open(Some(prov), Some("127.0.0.1")).expect("endpoint 1");
         let names = vec![a.name().unwrap(), b.name().unwrap()];
+        let (aa, ba) = (a.insert(&names).unwrap(), b.insert(&names).unwrap());
         let (mut a, mut b) = (
-            NetEngine::connect(a, 0, &names).unwrap(),
-            NetEngine::connect(b, 1, &names).unwrap(),
+            NetEngine::start(a, 0, 7, names[0].clone(), aa).unwrap(),
+            NetEngine::start(b, 1, 7, names[1].clone(), ba).unwrap(),
         );
         // The tests use the direct path whatever HYMPI_OFI_DIRECT_MIN says.
         a.direct_min = 1;
@@ -1006,6 +1249,73 @@ mod tests {
             buf: data.as_ptr(),
             bytes: data.len(),
         }
+    }
+
+    /// Two one-rank jobs on provider `prov`: a connects to a port of b with a `Hello`; then
+    /// messages both ways name the sender by its index in the receiver's table.
+    fn connects_two_jobs(prov: &str) {
+        let one = |job| {
+            let ep = Endpoint::open(Some(prov), Some("127.0.0.1")).expect("endpoint");
+            let name = ep.name().unwrap();
+            NetEngine::start(ep, 0, job, name, vec![NO_ADDR]).unwrap()
+        };
+        let (mut a, mut b) = (one(11), one(22));
+        let b_at_a = a.add_peer(22, 0, b.address()).unwrap();
+        assert_eq!(
+            b_at_a, 1,
+            "the first process of another job follows the world"
+        );
+        assert_eq!(a.add_peer(22, 0, b.address()), Ok(1), "registered once");
+        assert!(
+            a.add_peer(11, 3, &[0; 4]).is_err(),
+            "rank 3 of a 1-rank job"
+        );
+        b.open_port(5);
+        // (The provider may refuse a send while it connects: flush and try again.)
+        for (port, nonce) in [(5, 99), (6, 98)] {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while !a.send_hello(b_at_a, port, nonce) {
+                a.flush(&mut Vec::new());
+                b.flush(&mut Vec::new());
+                assert!(std::time::Instant::now() < deadline, "hello not sent");
+            }
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let mut answers = (None, None);
+        let mut hello = None;
+        while hello.is_none() || answers.0.is_none() || answers.1.is_none() {
+            a.flush(&mut Vec::new());
+            b.flush(&mut Vec::new());
+            hello = hello.or_else(|| b.take_hello(5));
+            answers.0 = answers.0.or_else(|| a.take_answer(1, 99));
+            answers.1 = answers.1.or_else(|| a.take_answer(1, 98));
+            assert!(std::time::Instant::now() < deadline, "no hello or answer");
+        }
+        assert_eq!(
+            hello,
+            Some(Hello {
+                port: 5,
+                nonce: 99,
+                peer: 1
+            })
+        );
+        assert_eq!(answers, (Some(true), Some(false)), "welcomed, refused");
+        assert_eq!(b.take_hello(5), None);
+        assert_eq!(
+            b.take_hello(6),
+            None,
+            "a request to a closed port is not kept"
+        );
+        let hello = hello.unwrap();
+        assert_eq!(b.process_count(), 2);
+        b.send_or_queue(eager(hello.peer, 3, b"to a"));
+        let r = next(&mut b, &mut a);
+        assert_eq!((r.src_local, a.payload(&r)), (NET_PEER | 1, &b"to a"[..]));
+        a.release(r.cell);
+        a.send_or_queue(eager(b_at_a, 4, b"to b"));
+        let r = next(&mut a, &mut b);
+        assert_eq!((r.src_local, b.payload(&r)), (NET_PEER | 1, &b"to b"[..]));
+        b.release(r.cell);
     }
 
     /// Many eager messages, more than there are send and receive buffers, arrive whole and
@@ -1134,6 +1444,16 @@ mod tests {
     #[test]
     fn sockets_carries_messages_in_order() {
         carries_messages_in_order("sockets");
+    }
+
+    #[test]
+    fn tcp_rxm_connects_two_jobs() {
+        connects_two_jobs("tcp;ofi_rxm");
+    }
+
+    #[test]
+    fn sockets_connects_two_jobs() {
+        connects_two_jobs("sockets");
     }
 
     #[test]

@@ -1010,6 +1010,9 @@ mod tests {
         fn abort(&mut self, _: i32, _: &str) -> std::io::Result<()> {
             Ok(())
         }
+        fn job_name(&self) -> String {
+            "threads".into()
+        }
     }
 
     /// Two engines of one node, set up concurrently by two threads.

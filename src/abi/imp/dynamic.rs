@@ -1,0 +1,153 @@
+//! Dynamic processes, establishing communication: ports, `MPI_Comm_accept`,
+//! `MPI_Comm_connect`, `MPI_Comm_join` (the work is in `core::objects::dynamic`).
+
+use super::comm::c_string;
+use super::util::{out, put_string};
+use crate::abi::consts::*;
+use crate::abi::types::*;
+use crate::core::error::{fail, MpiResult};
+use crate::core::objects::dynamic;
+use crate::core::runtime;
+use core::ffi::{c_char, c_int};
+
+/// Checks info handle `info` (`MPI_INFO_NULL` allowed); hympi reads no key of it here.
+fn info_arg(info: MPI_Info) -> MpiResult<()> {
+    crate::core::objects::info::lookup_opt(info as usize).map(|_| ())
+}
+
+pub(crate) unsafe fn MPI_Open_port(info: MPI_Info, port_name: *mut c_char) -> MpiResult<()> {
+    runtime::with(|_| Ok(()))?;
+    info_arg(info)?;
+    if port_name.is_null() {
+        return fail(MPI_ERR_ARG, "port_name must not be NULL");
+    }
+    let name = dynamic::open_port()?;
+    // SAFETY: the caller's buffer holds MPI_MAX_PORT_NAME bytes (the standard's contract).
+    unsafe {
+        put_string(
+            &name,
+            port_name,
+            MPI_MAX_PORT_NAME as usize,
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+pub(crate) unsafe fn MPI_Close_port(port_name: *const c_char) -> MpiResult<()> {
+    // SAFETY: the caller's NUL-terminated string.
+    let name = unsafe { c_string(port_name, "port_name")? };
+    dynamic::close_port(&name)
+}
+
+/// The port name argument of accept and connect: significant at the root only (elsewhere
+/// it may be anything, even NULL).
+unsafe fn port_arg(port_name: *const c_char, root: c_int, comm: MPI_Comm) -> MpiResult<String> {
+    let rank = runtime::with(|rt| Ok(rt.comm_plain(comm as usize)?.1.rank))?;
+    if rank != root {
+        return Ok(String::new());
+    }
+    // SAFETY: the caller's NUL-terminated string.
+    Ok(unsafe { c_string(port_name, "port_name")? }.into_owned())
+}
+
+pub(crate) unsafe fn MPI_Comm_accept(
+    port_name: *const c_char,
+    info: MPI_Info,
+    root: c_int,
+    comm: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+) -> MpiResult<()> {
+    let slot = out(newcomm, "newcomm")?;
+    info_arg(info)?;
+    // SAFETY: the caller's argument, forwarded.
+    let port = unsafe { port_arg(port_name, root, comm)? };
+    *slot = dynamic::establish(&port, root, comm as usize, true)? as MPI_Comm;
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Comm_connect(
+    port_name: *const c_char,
+    info: MPI_Info,
+    root: c_int,
+    comm: MPI_Comm,
+    newcomm: *mut MPI_Comm,
+) -> MpiResult<()> {
+    let slot = out(newcomm, "newcomm")?;
+    info_arg(info)?;
+    // SAFETY: the caller's argument, forwarded.
+    let port = unsafe { port_arg(port_name, root, comm)? };
+    *slot = dynamic::establish(&port, root, comm as usize, false)? as MPI_Comm;
+    Ok(())
+}
+
+/// Sends all of `bytes` on socket `fd`.
+fn write_all(fd: c_int, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        // SAFETY: `bytes` is readable for its length; a bad descriptor only fails the call.
+        // MSG_NOSIGNAL: a peer that closed its end gives EPIPE, not SIGPIPE.
+        let n = unsafe { libc::send(fd, bytes.as_ptr().cast(), bytes.len(), libc::MSG_NOSIGNAL) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        bytes = &bytes[n as usize..];
+    }
+    Ok(())
+}
+
+/// Reads exactly `out.len()` bytes from socket `fd`.
+fn read_exact(fd: c_int, out: &mut [u8]) -> std::io::Result<()> {
+    let mut got = 0;
+    while got < out.len() {
+        // SAFETY: the rest of `out` is writable; a bad descriptor only fails the call.
+        let n = unsafe { libc::read(fd, out[got..].as_mut_ptr().cast(), out.len() - got) };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        got += n as usize;
+    }
+    Ok(())
+}
+
+/// `MPI_Comm_join`: both processes open a port and send its name (length first, 4 bytes
+/// little-endian) over the socket; the one whose name sorts first accepts.
+pub(crate) unsafe fn MPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> MpiResult<()> {
+    let slot = out(intercomm, "intercomm")?;
+    runtime::with(|_| Ok(()))?;
+    let mine = dynamic::open_port()?;
+    let swapped = (|| {
+        write_all(fd, &(mine.len() as u32).to_le_bytes())?;
+        write_all(fd, mine.as_bytes())?;
+        let mut len = [0u8; 4];
+        read_exact(fd, &mut len)?;
+        let len = u32::from_le_bytes(len) as usize;
+        if len > MPI_MAX_PORT_NAME as usize {
+            return Err(std::io::Error::other("the other side sent no port name"));
+        }
+        let mut theirs = vec![0u8; len];
+        read_exact(fd, &mut theirs)?;
+        Ok(String::from_utf8_lossy(&theirs).into_owned())
+    })();
+    let made = match swapped {
+        Ok(theirs) => dynamic::join(&mine, &theirs),
+        Err(e) => fail(
+            MPI_ERR_ARG,
+            format!(
+                "MPI_Comm_join: socket {fd}: {e} (is the other process calling MPI_Comm_join?)"
+            ),
+        ),
+    };
+    dynamic::close_port(&mine)?;
+    *slot = made? as MPI_Comm;
+    Ok(())
+}
