@@ -305,9 +305,7 @@ pub(crate) unsafe fn MPI_Comm_free(comm: *mut MPI_Comm) -> MpiResult<()> {
 
 /// `MPI_Comm_disconnect`: waits until every process of the communicator (both groups of an
 /// intercommunicator) has called it, so that no communication on it is pending anywhere,
-/// then frees it as `MPI_Comm_free` does. (Communicators joining separately started jobs,
-/// for which disconnecting matters most, need the dynamic-process functions, which hympi
-/// does not have yet; every communicator it makes is disconnected this way.)
+/// then frees it as `MPI_Comm_free` does.
 pub(crate) unsafe fn MPI_Comm_disconnect(comm: *mut MPI_Comm) -> MpiResult<()> {
     let slot = out(comm, "comm")?;
     let h = *slot as usize;
@@ -521,12 +519,10 @@ pub(crate) unsafe fn MPI_Intercomm_merge(
     set_comm(newintracomm, Some(h))
 }
 
-/// `MPI_Comm_get_parent`: `MPI_COMM_NULL`, since hympi starts no process with
-/// `MPI_Comm_spawn` (dynamic process creation is not implemented), so no process has a
-/// parent. Requires an initialised runtime, like every communicator query.
+/// `MPI_Comm_get_parent`: the intercommunicator with the parents of a process started by
+/// `MPI_Comm_spawn` (until it is freed or disconnected), else `MPI_COMM_NULL`.
 pub(crate) unsafe fn MPI_Comm_get_parent(parent: *mut MPI_Comm) -> MpiResult<()> {
     let slot = out(parent, "parent")?;
-    runtime::with(|_| Ok(()))?;
-    *slot = MPI_COMM_NULL as MPI_Comm;
+    *slot = crate::core::objects::spawn::parent()? as MPI_Comm;
     Ok(())
 }

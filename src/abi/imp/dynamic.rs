@@ -1,5 +1,6 @@
-//! Dynamic processes, establishing communication: ports, `MPI_Comm_accept`,
-//! `MPI_Comm_connect`, `MPI_Comm_join` (the work is in `core::objects::dynamic`).
+//! Dynamic processes: `MPI_Comm_spawn` (`core::objects::spawn`); establishing
+//! communication: ports, `MPI_Comm_accept`, `MPI_Comm_connect`, `MPI_Comm_join` (the work
+//! is in `core::objects::dynamic`).
 
 use super::comm::c_string;
 use super::util::{out, put_string};
@@ -7,6 +8,7 @@ use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiResult};
 use crate::core::objects::dynamic;
+use crate::core::objects::spawn::{self, SpawnRequest};
 use crate::core::runtime;
 use core::ffi::{c_char, c_int};
 
@@ -148,6 +150,172 @@ pub(crate) unsafe fn MPI_Comm_join(fd: c_int, intercomm: *mut MPI_Comm) -> MpiRe
         ),
     };
     dynamic::close_port(&mine)?;
+    *slot = made? as MPI_Comm;
+    Ok(())
+}
+
+/// The strings of a NULL-terminated C array (`MPI_ARGV_NULL`: none).
+unsafe fn c_strings(argv: *mut *mut c_char) -> MpiResult<Vec<String>> {
+    let mut v = Vec::new();
+    if argv.is_null() {
+        return Ok(v);
+    }
+    for i in 0.. {
+        // SAFETY: a non-NULL argv is a NULL-terminated array of C strings (the standard's
+        // contract), read up to its terminator.
+        let s = unsafe { *argv.add(i) };
+        if s.is_null() {
+            break;
+        }
+        // SAFETY: each element is a NUL-terminated string.
+        v.push(unsafe { c_string(s, "argv[i]")? }.into_owned());
+    }
+    Ok(v)
+}
+
+/// What the root of `MPI_Comm_spawn` asks for, from its C arguments.
+unsafe fn spawn_request(
+    command: *const c_char,
+    argv: *mut *mut c_char,
+    maxprocs: c_int,
+    info: MPI_Info,
+) -> MpiResult<SpawnRequest> {
+    let info = crate::core::objects::info::lookup_opt(info as usize)?.unwrap_or_default();
+    let key = |k: &str| info.get(k).map(str::to_string);
+    Ok(SpawnRequest {
+        // SAFETY: the caller's NUL-terminated string.
+        command: unsafe { c_string(command, "command")? }.into_owned(),
+        // SAFETY: the caller's NULL-terminated array.
+        argv: unsafe { c_strings(argv)? },
+        maxprocs,
+        host: key("host"),
+        wdir: key("wdir"),
+        path: key("path"),
+    })
+}
+
+pub(crate) unsafe fn MPI_Comm_spawn(
+    command: *const c_char,
+    argv: *mut *mut c_char,
+    maxprocs: c_int,
+    info: MPI_Info,
+    root: c_int,
+    comm: MPI_Comm,
+    intercomm: *mut MPI_Comm,
+    array_of_errcodes: *mut c_int,
+) -> MpiResult<()> {
+    let slot = out(intercomm, "intercomm")?;
+    let (rank, size) = runtime::with(|rt| {
+        let (_, c) = rt.comm_plain(comm as usize)?;
+        Ok((c.rank, c.size))
+    })?;
+    if root < 0 || root >= size {
+        return fail(
+            MPI_ERR_ROOT,
+            format!("invalid root {root} (the communicator has {size} ranks)"),
+        );
+    }
+    // Arguments are significant at the root only.
+    let reqs = if rank == root {
+        // SAFETY: the caller's arguments, forwarded.
+        vec![unsafe { spawn_request(command, argv, maxprocs, info)? }]
+    } else {
+        Vec::new()
+    };
+    let made = spawn::comm_spawn(&reqs, root, comm as usize);
+    // SAFETY: the caller's array, one code per process.
+    unsafe { set_errcodes(&made, rank == root, maxprocs.max(0), array_of_errcodes)? };
+    *slot = made? as MPI_Comm;
+    Ok(())
+}
+
+/// Fills `MPI_Comm_spawn`'s error codes (unless `MPI_ERRCODES_IGNORE`): one per process,
+/// `at_root` the `total` asked for, elsewhere the remote group's size.
+unsafe fn set_errcodes(
+    made: &MpiResult<usize>,
+    at_root: bool,
+    total: i32,
+    array_of_errcodes: *mut c_int,
+) -> MpiResult<()> {
+    let n = match (made, at_root) {
+        (_, true) => total,
+        (Ok(h), false) => runtime::with(|rt| {
+            let (_, c) = rt.comm_plain(*h)?;
+            Ok(c.remote.as_ref().map_or(0, |r| r.size))
+        })?,
+        (Err(_), false) => 0,
+    };
+    if !array_of_errcodes.is_null() {
+        let code = match &made {
+            Ok(_) => MPI_SUCCESS,
+            Err(e) => e.class(),
+        };
+        for i in 0..n as usize {
+            // SAFETY: the caller's array holds one code per process (maxprocs at the root).
+            unsafe { *array_of_errcodes.add(i) = code };
+        }
+    }
+    Ok(())
+}
+
+pub(crate) unsafe fn MPI_Comm_spawn_multiple(
+    count: c_int,
+    array_of_commands: *mut *mut c_char,
+    array_of_argv: *mut *mut *mut c_char,
+    array_of_maxprocs: *const c_int,
+    array_of_info: *const MPI_Info,
+    root: c_int,
+    comm: MPI_Comm,
+    intercomm: *mut MPI_Comm,
+    array_of_errcodes: *mut c_int,
+) -> MpiResult<()> {
+    let slot = out(intercomm, "intercomm")?;
+    let (rank, size) = runtime::with(|rt| {
+        let (_, c) = rt.comm_plain(comm as usize)?;
+        Ok((c.rank, c.size))
+    })?;
+    if root < 0 || root >= size {
+        return fail(
+            MPI_ERR_ROOT,
+            format!("invalid root {root} (the communicator has {size} ranks)"),
+        );
+    }
+    let mut reqs = Vec::new();
+    if rank == root {
+        if count <= 0 {
+            return fail(
+                MPI_ERR_ARG,
+                format!("count is {count} (it must be positive)"),
+            );
+        }
+        if array_of_commands.is_null() || array_of_maxprocs.is_null() || array_of_info.is_null() {
+            return fail(
+                MPI_ERR_ARG,
+                "array_of_commands, array_of_maxprocs and array_of_info must not be NULL",
+            );
+        }
+        for i in 0..count as usize {
+            // SAFETY: the caller's arrays hold `count` entries (MPI_ARGVS_NULL: no argv).
+            let req = unsafe {
+                let argv = if array_of_argv.is_null() {
+                    std::ptr::null_mut()
+                } else {
+                    *array_of_argv.add(i)
+                };
+                spawn_request(
+                    *array_of_commands.add(i),
+                    argv,
+                    *array_of_maxprocs.add(i),
+                    *array_of_info.add(i),
+                )?
+            };
+            reqs.push(req);
+        }
+    }
+    let total = reqs.iter().map(|r| r.maxprocs.max(0)).sum();
+    let made = spawn::comm_spawn(&reqs, root, comm as usize);
+    // SAFETY: the caller's array, one code per process.
+    unsafe { set_errcodes(&made, rank == root, total, array_of_errcodes)? };
     *slot = made? as MPI_Comm;
     Ok(())
 }

@@ -12,21 +12,23 @@ pub(crate) unsafe fn MPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) -
     after_init()
 }
 
-/// Sets the values of the predefined attributes of `MPI_COMM_WORLD`.
+/// Sets the values of the predefined attributes of `MPI_COMM_WORLD`; connects a spawned
+/// process to its parents.
 fn after_init() -> MpiResult<()> {
-    let size = runtime::with(|rt| Ok(rt.world_size))?;
+    let (size, appnum) = runtime::with(|rt| Ok((rt.world_size, rt.appnum)))?;
     for (k, v) in [
         (MPI_TAG_UB, crate::core::p2p::TAG_UB),
         (MPI_HOST, MPI_PROC_NULL),
         (MPI_IO, MPI_ANY_SOURCE),
         (MPI_WTIME_IS_GLOBAL, 0),
-        (MPI_APPNUM, 0),
+        (MPI_APPNUM, appnum),
         (MPI_LASTUSEDCODE, super::errhandler::last_used_code()),
         (MPI_UNIVERSE_SIZE, size),
     ] {
         super::attr::set_predefined(k, v);
     }
-    Ok(())
+    // A spawned process meets its parents.
+    crate::core::objects::spawn::connect_parent()
 }
 
 pub(crate) unsafe fn MPI_Init_thread(

@@ -5,6 +5,7 @@ use std::ffi::OsString;
 /// The usage text printed by `--help`.
 pub const USAGE: &str = "\
 Usage: hympiexec [options] program [args...]
+       hympiexec [options] [-n N] [-wdir DIR] program [args...] : [-n N] [-wdir DIR] program2 ...
 
 Runs N copies (ranks) of program on this node, or on several hosts, and serves
 them the PMI-1 protocol (PMI_FD, PMI_RANK, PMI_SIZE), so an MPI program built
@@ -41,6 +42,9 @@ Options:
   --launcher-exec CMD    how to start the proxy on a host (default: ssh {host});
                          {host} is replaced by the host's name, or the name is
                          appended, e.g. 'ip netns exec {host}'
+  -wdir DIR              run the ranks in directory DIR (before a program: for it)
+  A standalone ':' starts another program (MPMD): its ranks follow the previous
+  ones in MPI_COMM_WORLD, with -n and -wdir of their own and MPI_APPNUM one more.
   -x VAR                 pass VAR with its current value
   -x VAR=value           set VAR for the ranks
   -h, --help             print this help
@@ -117,10 +121,25 @@ pub struct Options {
     pub hosts: Option<Vec<Host>>,
     /// The command that starts a proxy on a host (`--launcher-exec`).
     pub launcher_exec: Option<String>,
-    /// The program to run.
+    /// The program to run (the first, when there are several).
     pub program: OsString,
     /// Its arguments.
     pub args: Vec<OsString>,
+    /// Every program with its ranks, in rank order (one unless `:` separates several).
+    pub apps: Vec<App>,
+}
+
+/// One program of a job and its ranks (MPMD: programs separated by `:`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct App {
+    /// Its ranks.
+    pub np: usize,
+    /// The program.
+    pub program: OsString,
+    /// Its arguments.
+    pub args: Vec<OsString>,
+    /// Its working directory (`-wdir`); `None`: hympiexec's.
+    pub wdir: Option<OsString>,
 }
 
 /// How ranks are split into virtual nodes.
@@ -255,7 +274,9 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
         launcher_exec: None,
         program: OsString::new(),
         args: Vec::new(),
+        apps: Vec::new(),
     };
+    let mut wdir: Option<OsString> = None;
     let program = loop {
         let Some(arg) = it.next() else {
             return Err("no program given".to_string());
@@ -327,6 +348,7 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
                 }
             }
             "-x" => opts.env.push(parse_env(&value()?)?),
+            "-wdir" | "--wdir" => wdir = Some(value()?.into()),
             "--nodes" | "-nodes" => {
                 opts.nodes = Some(NodeSplit::Nodes(parse_count("--nodes", &value()?)?))
             }
@@ -360,9 +382,77 @@ pub fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, String
     {
         return Err("--launcher-exec needs a command".to_string());
     }
-    opts.program = program;
-    opts.args = it.collect();
+    let first = App {
+        np: opts.np,
+        program,
+        args: Vec::new(),
+        wdir: wdir.clone(),
+    };
+    opts.apps = more_apps(first, it, wdir)?;
+    if opts.apps.len() > 1 && opts.hosts.is_some() {
+        return Err("several programs (':') cannot be run on --hosts yet".to_string());
+    }
+    opts.np = opts.apps.iter().map(|a| a.np).sum();
+    if opts.np > MAX_RANKS {
+        return Err(format!("{} ranks in all (at most {MAX_RANKS})", opts.np));
+    }
+    opts.program = opts.apps[0].program.clone();
+    opts.args = opts.apps[0].args.clone();
     Ok(Command::Run(opts))
+}
+
+/// The arguments of `first` and the programs after it: a standalone `:` ends a program's
+/// arguments and starts the next program's options (`-n`, `-wdir`; by default 1 rank and
+/// the global `-wdir`).
+fn more_apps(
+    mut app: App,
+    mut it: impl Iterator<Item = OsString>,
+    wdir: Option<OsString>,
+) -> Result<Vec<App>, String> {
+    let mut apps = Vec::new();
+    loop {
+        let mut more = false;
+        for a in it.by_ref() {
+            if a == ":" {
+                more = true;
+                break;
+            }
+            app.args.push(a);
+        }
+        apps.push(app);
+        if !more {
+            return Ok(apps);
+        }
+        app = App {
+            np: 1,
+            program: OsString::new(),
+            args: Vec::new(),
+            wdir: wdir.clone(),
+        };
+        loop {
+            let Some(a) = it.next() else {
+                return Err("no program given after ':'".to_string());
+            };
+            match a.to_str() {
+                Some("-n" | "-np" | "--np" | "--n") => {
+                    let v = it.next().ok_or("option -n needs a value")?;
+                    app.np = parse_np(&utf8(v)?)?;
+                }
+                Some("-wdir" | "--wdir") => {
+                    app.wdir = Some(it.next().ok_or("option -wdir needs a value")?);
+                }
+                Some(o) if o.starts_with('-') && o != "-" => {
+                    return Err(format!(
+                        "option {o} is not taken after ':' (only -n and -wdir)"
+                    ));
+                }
+                _ => {
+                    app.program = a;
+                    break;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -461,6 +551,46 @@ mod tests {
             run(&["-x", "E=", "p"]).unwrap().env,
             vec![EnvSpec::Set("E".into(), "".into())]
         );
+    }
+
+    #[test]
+    fn several_programs() {
+        let o = run(&[
+            "-n", "2", "a", "x", ":", "-n", "3", "-wdir", "/tmp", "b", ":", "c", "-n",
+        ])
+        .unwrap();
+        assert_eq!(o.np, 6);
+        assert_eq!((o.program.as_os_str(), o.args.len()), ("a".as_ref(), 1));
+        let got: Vec<(usize, &str, usize, Option<&str>)> = o
+            .apps
+            .iter()
+            .map(|a| {
+                (
+                    a.np,
+                    a.program.to_str().unwrap(),
+                    a.args.len(),
+                    a.wdir.as_ref().and_then(|w| w.to_str()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (2, "a", 1, None),
+                (3, "b", 0, Some("/tmp")),
+                (1, "c", 1, None)
+            ]
+        );
+        let o = run(&["-wdir", "/w", "p"]).unwrap();
+        assert_eq!(o.apps[0].wdir.as_deref(), Some("/w".as_ref()));
+        for bad in [
+            &["a", ":"][..],
+            &["a", ":", "-n", "2"],
+            &["a", ":", "--bind-to", "none", "b"],
+            &["--hosts", "h1,h2", "a", ":", "b"],
+        ] {
+            assert!(run(bad).is_err(), "{bad:?} should be refused");
+        }
     }
 
     #[test]

@@ -611,11 +611,14 @@ pub fn run(opts: &Options) -> i32 {
         np,
         env: &env,
         per_node: opts.nodes.map(|n| n.per_node(np)),
+        apps: &opts.apps,
     };
     let node_of: Vec<usize> = (0..np)
         .map(|r| spec.per_node.map_or(0, |p| r / p))
         .collect();
     let mut job = Job::new(np, &node_of);
+    job.server
+        .set_appnums((0..np).map(|r| spec.app_of(r).3).collect());
     for r in 0..np {
         match launch::start(&spec, r, &spec.place(r), plan.domain(r), true) {
             Ok(started) => {
@@ -648,7 +651,7 @@ pub fn run(opts: &Options) -> i32 {
             Err(e) => {
                 report!(
                     "cannot start rank {r} ({}): {e}; terminating the job",
-                    opts.program.to_string_lossy()
+                    spec.app_of(r).0.to_string_lossy()
                 );
                 job.record(spawn_failure_code(&e));
                 // Already failing: the started ranks' deaths are not reported one by one.

@@ -28,6 +28,8 @@ pub struct JobSpec<'a> {
     pub env: &'a [(String, OsString)],
     /// Ranks per virtual node (`--nodes`, `-ppn`); `None`: all on this node.
     pub per_node: Option<usize>,
+    /// Several programs (MPMD), in rank order; empty: `program` for every rank.
+    pub apps: &'a [crate::args::App],
 }
 
 /// Where one rank runs: its place among the ranks of its node.
@@ -46,6 +48,18 @@ pub struct Place {
 }
 
 impl JobSpec<'_> {
+    /// The program, arguments, working directory and application number of `rank`.
+    pub fn app_of(&self, rank: usize) -> (&OsString, &[OsString], Option<&OsString>, usize) {
+        let mut first = 0;
+        for (i, a) in self.apps.iter().enumerate() {
+            if rank < first + a.np {
+                return (&a.program, &a.args, a.wdir.as_ref(), i);
+            }
+            first += a.np;
+        }
+        (self.program, self.args, None, 0)
+    }
+
     /// The place of `rank` in a job run on this machine (one node, or virtual nodes).
     pub fn place(&self, rank: usize) -> Place {
         match self.per_node {
@@ -171,8 +185,12 @@ pub fn start(
     // SAFETY: getpid has no preconditions.
     let launcher = unsafe { libc::getpid() };
 
-    let mut cmd = Command::new(job.program);
-    cmd.args(job.args);
+    let (program, args, wdir, _) = job.app_of(rank);
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    if let Some(d) = wdir {
+        cmd.current_dir(d);
+    }
     for var in FOREIGN_PMI_VARS {
         cmd.env_remove(var);
     }
@@ -182,6 +200,12 @@ pub fn start(
         .env("HYMPI_LOCAL_RANK", place.local_rank.to_string())
         .env("HYMPI_LOCAL_SIZE", place.local_size.to_string());
     cmd.env("HYMPI_HOST_RANKS", place.host_ranks.to_string());
+    // How a rank's MPI_Comm_spawn starts its children (unless the user chose a launcher).
+    if std::env::var_os("HYMPIEXEC").is_none() {
+        if let Ok(me) = std::env::current_exe() {
+            cmd.env("HYMPIEXEC", me);
+        }
+    }
     if let Some(node) = &place.node {
         cmd.env("HYMPI_NODE", node);
     }

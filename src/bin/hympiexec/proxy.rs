@@ -194,6 +194,7 @@ pub fn run(host: usize, front: &str) -> i32 {
         np: spec.np,
         env: &env,
         per_node: None,
+        apps: &[],
     };
     let bind = crate::args::parse_bind(&spec.bind_to).ok();
     let request = binding::Request {

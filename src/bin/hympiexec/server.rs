@@ -62,6 +62,8 @@ pub struct PmiServer {
     waiting: usize,
     /// `PMI_process_mapping`, from the node of each rank.
     mapping: String,
+    /// Application number of each rank (MPMD programs); empty: all 0.
+    appnums: Vec<usize>,
 }
 
 impl PmiServer {
@@ -77,7 +79,14 @@ impl PmiServer {
             pending: Vec::new(),
             in_barrier: vec![false; size],
             waiting: 0,
+            appnums: Vec::new(),
         }
+    }
+
+    /// Sets the application number of every rank (several programs, `:`).
+    pub fn set_appnums(&mut self, appnums: Vec<usize>) {
+        assert_eq!(appnums.len(), self.size);
+        self.appnums = appnums;
     }
 
     /// `PMI_process_mapping`: the node of every rank.
@@ -112,7 +121,10 @@ impl PmiServer {
                 Outcome::reply(rank, ok("my_kvsname").arg("kvsname", &self.kvsname))
             }
             "get_universe_size" => Outcome::reply(rank, ok("universe_size").arg("size", self.size)),
-            "get_appnum" => Outcome::reply(rank, ok("appnum").arg("appnum", 0)),
+            "get_appnum" => Outcome::reply(
+                rank,
+                ok("appnum").arg("appnum", self.appnums.get(rank).copied().unwrap_or(0)),
+            ),
             "put" => self.put(rank, msg),
             "get" => self.get(rank, msg),
             "barrier_in" => self.barrier_in(rank),

@@ -222,15 +222,25 @@ fn close_bridge(rt: &mut Runtime, idx: u32) {
     rt.comms.remove(idx);
 }
 
-/// The root's part of the meeting: waits for a connection to port `port` (accepting) or
-/// connects to it; returns the bridge (table index) and the connection's nonce.
-fn meet(port: &str, accept: bool) -> MpiResult<(u32, i32)> {
+/// Checked while an accepting root waits for the connection: an error ends the wait
+/// (`MPI_Comm_spawn`: the spawned job ended before it connected).
+pub type Abandon<'a> = &'a mut dyn FnMut() -> MpiResult<()>;
+
+/// The root's part of the meeting: waits for a connection to port `port` (accepting, until
+/// `abandon` fails) or connects to it; returns the bridge (table index) and the
+/// connection's nonce.
+fn meet(port: &str, accept: bool, abandon: Abandon<'_>) -> MpiResult<(u32, i32)> {
     if accept {
+        abandon()?;
         let p = runtime::with(|rt| own_port(rt, port))?;
         let hello = runtime::wait_for(|rt| {
             // A close from another thread ends the wait.
             own_port(rt, port)?;
-            Ok(net(rt)?.take_hello(p))
+            let hello = net(rt)?.take_hello(p);
+            if hello.is_none() {
+                abandon()?;
+            }
+            Ok(hello)
         })?;
         let bridge = runtime::with(|rt| {
             sync_processes(rt);
@@ -332,6 +342,19 @@ fn swap_records(b: Bridge, ours: &[u8]) -> MpiResult<Vec<u8>> {
 /// `MPI_Comm_accept` (`accept`) or `MPI_Comm_connect` on port `port` (significant at
 /// `root`), collective over intracommunicator `comm_h`: the new intercommunicator's handle.
 pub fn establish(port: &str, root: i32, comm_h: usize, accept: bool) -> MpiResult<usize> {
+    establish_with(port, root, comm_h, accept, MPI_ERR_PORT, &mut || Ok(()))
+}
+
+/// [`establish`], with the error class the other members report when the root fails
+/// (`MPI_ERR_PORT`, `MPI_ERR_SPAWN`) and the root's [`Abandon`] check while accepting.
+pub fn establish_with(
+    port: &str,
+    root: i32,
+    comm_h: usize,
+    accept: bool,
+    class: i32,
+    abandon: Abandon<'_>,
+) -> MpiResult<usize> {
     let local = local_part(comm_h, root)?;
     // Every member's record, then in rank order for the other group.
     let gathered = Round::new(
@@ -350,7 +373,7 @@ pub fn establish(port: &str, root: i32, comm_h: usize, accept: bool) -> MpiResul
             ours[r as usize * RECORD..][..RECORD]
                 .copy_from_slice(&gathered[pos * RECORD..][..RECORD]);
         }
-        let met = meet(port, accept).and_then(|(idx, nonce)| {
+        let met = meet(port, accept, abandon).and_then(|(idx, nonce)| {
             bridge_idx = Some(idx);
             let b = Bridge {
                 comm: idx,
@@ -381,7 +404,7 @@ pub fn establish(port: &str, root: i32, comm_h: usize, accept: bool) -> MpiResul
         }
         return Err(root_error.unwrap_or_else(|| {
             MpiError::new(
-                MPI_ERR_PORT,
+                class,
                 format!(
                     "the root (rank {root}) could not {} (it reported the cause)",
                     if accept { "accept" } else { "connect" }

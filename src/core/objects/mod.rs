@@ -11,5 +11,6 @@ pub mod group;
 pub mod info;
 pub mod session;
 pub mod slab;
+pub mod spawn;
 pub mod team;
 pub mod topo;

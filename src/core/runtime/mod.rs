@@ -74,8 +74,13 @@ pub struct Runtime {
     pub net_spans_job: bool,
     /// This job's id (`platform::bootstrap::job_id`).
     pub job_id: u32,
+    /// This process's application number (`MPI_APPNUM`: which program of the launch).
+    pub appnum: i32,
     /// Dynamic processes: open ports and the ports' counter (`core::objects::dynamic`).
     pub ports: crate::core::objects::dynamic::Ports,
+    /// The intercommunicator with the parents of a spawned process (`MPI_COMM_NULL`: not
+    /// spawned), see `core::objects::spawn`.
+    pub parent: usize,
     /// Watches the node's other ranks when the launcher would not end the job for a rank
     /// that dies (`platform::peer_watch`); stopped before the node transport is dropped.
     pub peer_watch: Option<PeerWatch>,
@@ -630,6 +635,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         None
     };
     let job_id = bootstrap::job_id(&boot.job_name());
+    let appnum = boot.appnum().max(0);
     // Every rank has peers on other nodes once one has: the setup is collective.
     let net = if locals.len() < size as usize {
         Some(Box::new(
@@ -725,7 +731,9 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         net_spans_job: net.is_some(),
         net,
         job_id,
+        appnum,
         ports: Default::default(),
+        parent: MPI_COMM_NULL,
         peer_watch,
         bsend: BsendBuffers::default(),
         eager_max,
