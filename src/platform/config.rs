@@ -66,6 +66,8 @@ pub enum Knob {
     Trace,
     /// `HYMPI_TRACE_EVENTS`.
     TraceEvents,
+    /// `HYMPI_NAME_DIR`.
+    NameDir,
 }
 
 /// What values a knob takes.
@@ -405,6 +407,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Diagnostics,
         verbosity: Verbosity::TunerBasic,
         doc: "events each thread keeps for HYMPI_TRACE (a ring: the oldest are dropped, and counted, when it is full)",
+    },
+    KnobSpec {
+        knob: Knob::NameDir,
+        name: "HYMPI_NAME_DIR",
+        kind: Kind::Text,
+        default: "",
+        category: Category::Transport,
+        verbosity: Verbosity::UserBasic,
+        doc: "the directory of the name service (MPI_Publish_name, MPI_Lookup_name): a file per published service; jobs that see the same directory see each other's names (a shared file system: across hosts); empty: hympi-names-UID in the temporary directory",
     },
 ];
 

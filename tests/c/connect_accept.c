@@ -10,14 +10,19 @@
  *     the merged communicator, then MPI_Comm_disconnect of both;
  *   - a second connection with the roots elsewhere than rank 0 (the last rank of each
  *     half, on a port of its own), then MPI_Close_port of both ports;
+ *   - a third one through the name service: MPI_Publish_name (twice: MPI_ERR_SERVICE),
+ *     MPI_Lookup_name, MPI_Unpublish_name (twice: MPI_ERR_SERVICE), after which the lookup
+ *     gives MPI_ERR_NAME;
  *   - errors under MPI_ERRORS_RETURN: MPI_Comm_connect to a string that is no port and to
- *     a port already closed give MPI_ERR_PORT; MPI_Comm_accept on a closed port too.
+ *     a port already closed give MPI_ERR_PORT; MPI_Comm_accept on a closed port and
+ *     MPI_Publish_name of it too; MPI_Lookup_name of a name never published: MPI_ERR_NAME.
  * At 1 rank the program only checks the errors that need no partner.
  * Other MPIs: skipped. Debian's MPICH 4.0 (ch4:ucx: "not supported with ucx netmod") and
  * Open MPI 4.1 ("runtime environment does not support accept/connect") cannot connect
  * processes on this machine, so these programs have no differential run; the same calls
  * between separately launched jobs are checked by tests/dynamic/run. */
 #include "mtest.h"
+#include <unistd.h>
 
 #define BIG (1 << 20)
 
@@ -99,6 +104,11 @@ int main(int argc, char **argv)
             CHECK_CLASS(rc, MPI_ERR_PORT, "MPI_Comm_accept on a closed port");
             rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &ic);
             CHECK_CLASS(rc, MPI_ERR_PORT, "MPI_Comm_connect to a closed port");
+            rc = MPI_Publish_name("connect_accept-closed", MPI_INFO_NULL, port);
+            CHECK_CLASS(rc, MPI_ERR_PORT, "MPI_Publish_name of a closed port");
+            char found[MPI_MAX_PORT_NAME];
+            rc = MPI_Lookup_name("connect_accept-never-published", MPI_INFO_NULL, found);
+            CHECK_CLASS(rc, MPI_ERR_NAME, "MPI_Lookup_name of a name never published");
         }
     }
     if (mtest_size < 2)
@@ -187,6 +197,39 @@ int main(int argc, char **argv)
         rc = MPI_Comm_disconnect(&ic);
         CHECK_RC(rc, "MPI_Comm_disconnect (second)");
     }
+
+    /* Third connection through the name service: half 0's root publishes port2 under a
+     * name of this run, half 1's root looks it up. */
+    int token = (int)getpid();
+    MPI_Bcast(&token, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    char service[64], found[MPI_MAX_PORT_NAME] = "";
+    snprintf(service, sizeof service, "connect_accept-%d", token);
+    if (mtest_rank == nacc - 1) {
+        CHECK_RC(MPI_Publish_name(service, MPI_INFO_NULL, port2), "MPI_Publish_name");
+        rc = MPI_Publish_name(service, MPI_INFO_NULL, port2);
+        CHECK_CLASS(rc, MPI_ERR_SERVICE, "MPI_Publish_name of a name already published");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (mtest_rank == mtest_size - 1) {
+        rc = MPI_Lookup_name(service, MPI_INFO_NULL, found);
+        CHECK_RC(rc, "MPI_Lookup_name");
+        CHECK(strcmp(found, port2) == 0, "looked up %s, published %s", found, port2);
+    }
+    rc = side ? MPI_Comm_connect(found, MPI_INFO_NULL, mine - 1, half, &ic)
+              : MPI_Comm_accept(port2, MPI_INFO_NULL, mine - 1, half, &ic);
+    CHECK_RC(rc, "third connection (through the name service)");
+    if (rc == MPI_SUCCESS) {
+        check_shape(ic, mine, theirs, hrank);
+        MPI_Comm_disconnect(&ic);
+    }
+    if (mtest_rank == nacc - 1) {
+        CHECK_RC(MPI_Unpublish_name(service, MPI_INFO_NULL, port2), "MPI_Unpublish_name");
+        rc = MPI_Unpublish_name(service, MPI_INFO_NULL, port2);
+        CHECK_CLASS(rc, MPI_ERR_SERVICE, "MPI_Unpublish_name of a name not published");
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_Lookup_name(service, MPI_INFO_NULL, found);
+    CHECK_CLASS(rc, MPI_ERR_NAME, "MPI_Lookup_name after MPI_Unpublish_name");
     if (mtest_rank == nacc - 1)
         CHECK_RC(MPI_Close_port(port2), "MPI_Close_port (second)");
     if (mtest_rank == 0)

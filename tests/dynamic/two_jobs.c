@@ -3,6 +3,8 @@
  *
  *   two_jobs server FILE   rank 0 opens a port and writes its name to FILE; the job accepts
  *   two_jobs client FILE   rank 0 reads the name from FILE (waiting for it); the job connects
+ *   two_jobs pserver NAME, two_jobs pclient NAME: the same, the port published under
+ *                          service NAME (MPI_Publish_name, MPI_Lookup_name)
  *
  * Both sides then check, on the intercommunicator: sizes; a message between every pair of
  * processes of the two jobs, and a large one (1 MiB) with the process of the same rank;
@@ -38,14 +40,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: two_jobs server|client FILE\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int server = strcmp(argv[1], "server") == 0, size;
+    /* "pserver"/"pclient": the port goes through the name service, FILE is the service. */
+    int named = argv[1][0] == 'p';
+    int server = strcmp(argv[1] + named, "server") == 0, size;
     const char *file = argv[2];
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     char port[MPI_MAX_PORT_NAME] = "";
     MPI_Comm ic;
     if (server) {
-        if (rank == 0) {
+        if (rank == 0 && named) {
+            MPI_Open_port(MPI_INFO_NULL, port);
+            MPI_Publish_name(file, MPI_INFO_NULL, port);
+        } else if (rank == 0) {
             MPI_Open_port(MPI_INFO_NULL, port);
             char tmp[4096];
             snprintf(tmp, sizeof tmp, "%s.tmp", file);
@@ -56,7 +63,14 @@ int main(int argc, char **argv)
         }
         MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic);
     } else {
-        if (rank == 0) {
+        if (rank == 0 && named) {
+            /* Until the server has published it. */
+            MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+            while (MPI_Lookup_name(file, MPI_INFO_NULL, port) != MPI_SUCCESS)
+                usleep(10000);
+            MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        } else if (rank == 0) {
             FILE *f;
             while (!(f = fopen(file, "r")))
                 usleep(10000);
@@ -121,8 +135,11 @@ int main(int argc, char **argv)
     MPI_Comm_free(&halfc);
     MPI_Comm_free(&merged);
     MPI_Comm_disconnect(&ic);
-    if (server && rank == 0)
+    if (server && rank == 0) {
+        if (named)
+            MPI_Unpublish_name(file, MPI_INFO_NULL, port);
         MPI_Close_port(port);
+    }
     int total = 0;
     MPI_Reduce(&errs, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {

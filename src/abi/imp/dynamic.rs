@@ -7,8 +7,8 @@ use super::util::{out, put_string};
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::core::error::{fail, MpiResult};
-use crate::core::objects::dynamic;
 use crate::core::objects::spawn::{self, SpawnRequest};
+use crate::core::objects::{dynamic, names};
 use crate::core::runtime;
 use core::ffi::{c_char, c_int};
 
@@ -318,4 +318,61 @@ pub(crate) unsafe fn MPI_Comm_spawn_multiple(
     unsafe { set_errcodes(&made, rank == root, total, array_of_errcodes)? };
     *slot = made? as MPI_Comm;
     Ok(())
+}
+
+pub(crate) unsafe fn MPI_Publish_name(
+    service_name: *const c_char,
+    info: MPI_Info,
+    port_name: *const c_char,
+) -> MpiResult<()> {
+    info_arg(info)?;
+    // SAFETY: the caller's NUL-terminated strings.
+    let (service, port) = unsafe {
+        (
+            c_string(service_name, "service_name")?,
+            c_string(port_name, "port_name")?,
+        )
+    };
+    names::publish(&service, &port)
+}
+
+pub(crate) unsafe fn MPI_Unpublish_name(
+    service_name: *const c_char,
+    info: MPI_Info,
+    port_name: *const c_char,
+) -> MpiResult<()> {
+    runtime::with(|_| Ok(()))?;
+    info_arg(info)?;
+    // SAFETY: the caller's NUL-terminated strings.
+    let (service, port) = unsafe {
+        (
+            c_string(service_name, "service_name")?,
+            c_string(port_name, "port_name")?,
+        )
+    };
+    names::unpublish(&service, &port)
+}
+
+pub(crate) unsafe fn MPI_Lookup_name(
+    service_name: *const c_char,
+    info: MPI_Info,
+    port_name: *mut c_char,
+) -> MpiResult<()> {
+    runtime::with(|_| Ok(()))?;
+    info_arg(info)?;
+    // SAFETY: the caller's NUL-terminated string.
+    let service = unsafe { c_string(service_name, "service_name")? };
+    if port_name.is_null() {
+        return fail(MPI_ERR_ARG, "port_name must not be NULL");
+    }
+    let port = names::lookup(&service)?;
+    // SAFETY: the caller's buffer holds MPI_MAX_PORT_NAME bytes (the standard's contract).
+    unsafe {
+        put_string(
+            &port,
+            port_name,
+            MPI_MAX_PORT_NAME as usize,
+            std::ptr::null_mut(),
+        )
+    }
 }

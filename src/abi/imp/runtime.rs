@@ -43,6 +43,9 @@ pub(crate) unsafe fn MPI_Init_thread(
 }
 
 pub(crate) unsafe fn MPI_Finalize() -> MpiResult<()> {
+    // Services this process published are withdrawn (MPI-5.0 §11.10.3 asks it of the
+    // application; a process that forgets leaves no stale name).
+    crate::core::objects::names::withdraw_all();
     // MPI_COMM_SELF's attributes are deleted first, while MPI is still fully usable.
     // SAFETY: runs user delete callbacks registered with their C signature.
     unsafe { super::attr::delete_all_comm_attrs(MPI_COMM_SELF)? };

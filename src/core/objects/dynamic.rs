@@ -148,6 +148,11 @@ fn own_port(rt: &Runtime, name: &str) -> MpiResult<u32> {
     }
 }
 
+/// Checks that `name` is a port this process has open (`MPI_ERR_PORT` otherwise).
+pub fn check_own_port(name: &str) -> MpiResult<()> {
+    runtime::with(|rt| own_port(rt, name).map(|_| ()))
+}
+
 /// `MPI_Close_port`.
 pub fn close_port(name: &str) -> MpiResult<()> {
     runtime::with(|rt| {

@@ -9,6 +9,7 @@ pub mod dynamic;
 pub mod errhandler;
 pub mod group;
 pub mod info;
+pub mod names;
 pub mod session;
 pub mod slab;
 pub mod spawn;
