@@ -48,6 +48,11 @@ struct Func {
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    // The profile directory (target/<profile>) holds the binaries built with this library:
+    // MPI_Comm_spawn's last resort for finding hympiexec (core::objects::spawn::launcher).
+    if let Some(bin) = out.ancestors().nth(3) {
+        println!("cargo:rustc-env=HYMPI_BUILD_BIN_DIR={}", bin.display());
+    }
     let api = root.join("src/abi/api");
     println!("cargo:rerun-if-changed=src/abi/api");
     println!("cargo:rerun-if-changed=src/abi/imp");

@@ -19,8 +19,48 @@ use std::process::{Child, Command, Stdio};
 pub const PARENT_PORT_VAR: &str = "HYMPI_PARENT_PORT";
 
 /// The environment variable naming the launcher to start children with (`hympiexec` sets it
-/// for its ranks to its own path); else `hympiexec` is looked up in `PATH`.
+/// for its ranks to its own path); else see [`launcher`].
 pub const LAUNCHER_VAR: &str = "HYMPIEXEC";
+
+/// The launcher's file name.
+const LAUNCHER: &str = "hympiexec";
+
+/// The launcher to start children with: [`LAUNCHER_VAR`]; else `hympiexec` in `PATH`; else
+/// the one installed beside the library this code runs from (`<prefix>/lib/libhympi.so` ->
+/// `<prefix>/bin/hympiexec`: a singleton of a program linked with the shared library, such
+/// as mpi4py's); else the one built with this library (its cargo target directory).
+fn launcher() -> Option<PathBuf> {
+    if let Some(l) = std::env::var_os(LAUNCHER_VAR) {
+        return Some(l.into());
+    }
+    if let Some(p) = resolve(LAUNCHER, None, None) {
+        return Some(p);
+    }
+    let beside_library =
+        library_path().and_then(|l| Some(l.parent()?.parent()?.join("bin").join(LAUNCHER)));
+    let built = option_env!("HYMPI_BUILD_BIN_DIR").map(|d| Path::new(d).join(LAUNCHER));
+    [beside_library, built]
+        .into_iter()
+        .flatten()
+        .find(|p| resolve(&p.to_string_lossy(), None, None).is_some())
+}
+
+/// The file this code was loaded from (the shared library, or the executable it is linked
+/// into), from `/proc/self/maps`.
+fn library_path() -> Option<PathBuf> {
+    let here = library_path as *const () as usize;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines().find_map(|line| {
+        let mut f = line.split_whitespace();
+        let (lo, hi) = f.next()?.split_once('-')?;
+        let (lo, hi) = (
+            usize::from_str_radix(lo, 16).ok()?,
+            usize::from_str_radix(hi, 16).ok()?,
+        );
+        let path = f.nth(4)?;
+        (lo <= here && here < hi && path.starts_with('/')).then(|| PathBuf::from(path))
+    })
+}
 
 /// Variables of the parent's environment that describe its own place in its job, not the
 /// children's: not passed on.
@@ -85,7 +125,12 @@ fn resolve(command: &str, path: Option<&str>, wdir: Option<&str>) -> Option<Path
 /// several programs, `hympiexec`'s `:`) with the launcher, handing them `port`.
 fn start(reqs: &[SpawnRequest], port: &str) -> MpiResult<Child> {
     let spawn_err = |m: String| MpiError::new(MPI_ERR_SPAWN, m);
-    let launcher = std::env::var_os(LAUNCHER_VAR).unwrap_or_else(|| "hympiexec".into());
+    let Some(launcher) = launcher() else {
+        return fail(
+            MPI_ERR_SPAWN,
+            format!("no launcher to start the children with: set {LAUNCHER_VAR} to hympiexec's path, or put it in PATH"),
+        );
+    };
     let mut cmd = Command::new(&launcher);
     // The parents keep their cores: the children run unbound beside them.
     cmd.arg("--bind-to").arg("none");
@@ -222,6 +267,15 @@ pub fn parent() -> MpiResult<usize> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn this_code_comes_from_the_test_executable() {
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(
+            library_path().map(|p| p.file_name().map(|f| f.to_owned())),
+            Some(exe.file_name().map(|f| f.to_owned()))
+        );
+    }
 
     #[test]
     fn programs_are_found_by_path_and_in_path_lists() {
