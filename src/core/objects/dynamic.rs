@@ -38,8 +38,15 @@ const PREFIX: &str = "hympi-port";
 /// Longest network address a group member's record carries.
 const ADDR_MAX: usize = 112;
 
-/// Bytes of a member's record: job id, world rank, address length, 0, address.
+/// Bytes of a member's record: job id, world rank, address length, machine, address.
 const RECORD: usize = 16 + ADDR_MAX;
+
+/// This machine's id in records: a hash of the running kernel's boot id (processes that
+/// share it share the CPUs).
+fn machine_id() -> u32 {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    crate::platform::bootstrap::job_id(boot.trim())
+}
 
 /// A port's name, parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -165,21 +172,22 @@ pub fn close_port(name: &str) -> MpiResult<()> {
     })
 }
 
-/// The record of process (`job`, `rank`) at network address `addr`.
-fn record(job: u32, rank: u32, addr: &[u8]) -> Vec<u8> {
+/// The record of process (`job`, `rank`) at network address `addr` on machine `machine`.
+fn record(job: u32, rank: u32, addr: &[u8], machine: u32) -> Vec<u8> {
     let mut r = vec![0u8; RECORD];
     r[0..4].copy_from_slice(&job.to_le_bytes());
     r[4..8].copy_from_slice(&rank.to_le_bytes());
     r[8..12].copy_from_slice(&(addr.len() as u32).to_le_bytes());
+    r[12..16].copy_from_slice(&machine.to_le_bytes());
     r[16..16 + addr.len()].copy_from_slice(addr);
     r
 }
 
-/// (job, rank, address) of a record.
-fn parse_record(r: &[u8]) -> Option<(u32, u32, &[u8])> {
+/// (job, rank, address, machine) of a record.
+fn parse_record(r: &[u8]) -> Option<(u32, u32, &[u8], u32)> {
     let word = |i: usize| u32::from_le_bytes(r[i..i + 4].try_into().unwrap());
     let len = word(8) as usize;
-    (r.len() == RECORD && len <= ADDR_MAX).then(|| (word(0), word(4), &r[16..16 + len]))
+    (r.len() == RECORD && len <= ADDR_MAX).then(|| (word(0), word(4), &r[16..16 + len], word(12)))
 }
 
 /// A connection's tag on the bridge and its agreement's key, from its nonce.
@@ -315,7 +323,7 @@ fn local_part(comm_h: usize, root: i32) -> MpiResult<Local> {
         let me = ranks.iter().position(|&r| r == rank).expect("a member");
         let session = session_of(rt, comm_h);
         let (job, wrank) = (rt.job_id, rt.world_rank as u32);
-        let mine = record(job, wrank, net(rt)?.address());
+        let mine = record(job, wrank, net(rt)?.address(), machine_id());
         Ok(Local {
             team: Team {
                 comm: idx,
@@ -418,18 +426,23 @@ pub fn establish_with(
         }));
     }
     let nonce = i32::from_le_bytes(reply[1..5].try_into().unwrap());
+    let here = machine_id();
     let remote = runtime::with(|rt| {
         let n = net(rt)?;
-        let mut v = Vec::new();
+        let known = n.process_count();
+        let (mut v, mut beside) = (Vec::new(), 0);
         for r in reply[5..].chunks_exact(RECORD) {
             let bad = || MpiError::new(MPI_ERR_INTERN, "a malformed identity of the other group");
-            let (job, rank, addr) = parse_record(r).ok_or_else(bad)?;
-            v.push(
-                n.add_peer(job, rank, addr)
-                    .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("network transport: {e}")))?,
-            );
+            let (job, rank, addr, machine) = parse_record(r).ok_or_else(bad)?;
+            let idx = n
+                .add_peer(job, rank, addr)
+                .map_err(|e| MpiError::new(MPI_ERR_OTHER, format!("network transport: {e}")))?;
+            // Processes of another job met for the first time, on this machine.
+            beside += (idx >= known && machine == here) as usize;
+            v.push(idx);
         }
         sync_processes(rt);
+        rt.add_machine_peers(beside);
         Ok(v)
     })?;
     let bridge = bridge_idx.map(|comm| Bridge {
@@ -502,9 +515,9 @@ mod tests {
 
     #[test]
     fn records_round_trip() {
-        let r = record(9, 4, &[5, 6, 7]);
+        let r = record(9, 4, &[5, 6, 7], 77);
         assert_eq!(r.len(), RECORD);
-        assert_eq!(parse_record(&r), Some((9, 4, &[5u8, 6, 7][..])));
+        assert_eq!(parse_record(&r), Some((9, 4, &[5u8, 6, 7][..], 77)));
         let mut bad = r.clone();
         bad[8] = 200;
         assert_eq!(parse_record(&bad), None);

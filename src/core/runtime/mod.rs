@@ -76,6 +76,9 @@ pub struct Runtime {
     pub job_id: u32,
     /// This process's application number (`MPI_APPNUM`: which program of the launch).
     pub appnum: i32,
+    /// Processes on this machine that this one may wait for: the job's, plus those of other
+    /// jobs it connected to here (see [`Runtime::add_machine_peers`]).
+    pub on_machine: usize,
     /// Dynamic processes: open ports and the ports' counter (`core::objects::dynamic`).
     pub ports: crate::core::objects::dynamic::Ports,
     /// The intercommunicator with the parents of a spawned process (`MPI_COMM_NULL`: not
@@ -732,6 +735,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         net,
         job_id,
         appnum,
+        on_machine,
         ports: Default::default(),
         parent: MPI_COMM_NULL,
         peer_watch,
@@ -936,6 +940,17 @@ impl Runtime {
         };
         let errh = self.comms.get(idx).map(|c| c.errh).unwrap_or(Errh::Fatal);
         errhandler::target(errh, handle)
+    }
+
+    /// Counts `n` more processes on this machine (of another job this one connected to);
+    /// waits yield at once from when the machine has more processes than CPUs, unless
+    /// `HYMPI_SPIN` says otherwise: a spawned child spinning beside its parents would
+    /// otherwise take the CPU their messages need.
+    pub fn add_machine_peers(&mut self, n: usize) {
+        self.on_machine += n;
+        if self.on_machine > wait::node_cpus() && !config::is_set(Knob::Spin) {
+            wait::set_spin_limit(1);
+        }
     }
 
     /// Communicator table index of a handle, if valid.
