@@ -250,6 +250,9 @@ unsafe fn set_errcodes(
             Ok(_) => MPI_SUCCESS,
             Err(e) => e.class(),
         };
+        // A program built for MPICH (libmpich.so.12) reads MPICH's error classes.
+        #[cfg(feature = "mpich-abi")]
+        let code = crate::abi::mpich::err_out(code);
         for i in 0..n as usize {
             // SAFETY: the caller's array holds one code per process (maxprocs at the root).
             unsafe { *array_of_errcodes.add(i) = code };
