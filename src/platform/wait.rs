@@ -26,18 +26,6 @@ pub fn poll_found_nothing() {
     }
 }
 
-/// Yields in a row after which a waiter on an oversubscribed machine naps.
-const YIELDS_BEFORE_NAP: u32 = 4096;
-
-/// The first nap between polls of a long wait on an oversubscribed machine.
-const NAP: std::time::Duration = std::time::Duration::from_micros(50);
-
-/// The longest nap.
-const NAP_MAX: std::time::Duration = std::time::Duration::from_millis(1);
-
-/// Naps of one length before they double.
-const NAPS_PER_STEP: u32 = 64;
-
 /// Per-wait backoff state.
 pub struct Backoff {
     polls: u32,
@@ -64,23 +52,14 @@ impl Backoff {
     pub fn reset(&mut self) {
         self.polls = 0;
     }
-    /// Nothing happened: spin, then yield; on an oversubscribed machine, a wait that has
-    /// yielded [`YIELDS_BEFORE_NAP`] times in a row then naps between polls ([`NAP`],
-    /// doubling up to [`NAP_MAX`] as the wait goes on), so that
-    /// a long waiter (a rank in a barrier while others exchange messages) stops taking the
-    /// CPU those others need: under the kernel's fair scheduler a yielding process still
-    /// gets its share.
+    /// Nothing happened: spin or yield.
     #[inline]
     pub fn idle(&mut self) {
         self.polls += 1;
         if self.polls < self.limit {
             std::hint::spin_loop();
-        } else if self.limit > 1 || self.polls < self.limit + YIELDS_BEFORE_NAP {
-            std::thread::yield_now();
         } else {
-            // Naps grow from NAP to NAP_MAX: twice as long every NAPS_PER_STEP naps.
-            let step = (self.polls - self.limit - YIELDS_BEFORE_NAP) / NAPS_PER_STEP;
-            std::thread::sleep(NAP.saturating_mul(1 << step.min(8)).min(NAP_MAX));
+            std::thread::yield_now();
         }
     }
 }
