@@ -1,10 +1,11 @@
 /*
- * Data-movement collectives: time per call of MPI_Bcast (root 0), MPI_Allgather or
- * MPI_Alltoall with -s bytes per rank (per block for allgather/alltoall), on all ranks.
+ * Data-movement collectives: time per call of MPI_Bcast (root 0), MPI_Allgather,
+ * MPI_Alltoall, MPI_Gather or MPI_Scatter (root 0) with -s bytes per rank (per block for
+ * the last four), on all ranks.
  *
  * Each sample is one call after an MPI_Barrier; a rank's result is the median of its -i
  * samples (after -x warm-up calls), and the reported time is the slowest rank's median,
- * in microseconds.  Options: -o bcast|allgather|alltoall (default bcast), -s BYTES
+ * in microseconds.  Options: -o bcast|allgather|alltoall|gather|scatter (default bcast), -s BYTES
  * (default 8), -i N (default by size), -x N.  Output (OSU-style, one row):
  *     # Size      Time/op (us)
  */
@@ -31,14 +32,18 @@ int main(int argc, char **argv)
     while ((c = getopt(argc, argv, "o:s:i:x:h")) != -1) {
         switch (c) {
         case 'o':
-            op = strcmp(optarg, "allgather") == 0 ? 1 : strcmp(optarg, "alltoall") == 0 ? 2 : 0;
+            op = strcmp(optarg, "allgather") == 0   ? 1
+                 : strcmp(optarg, "alltoall") == 0  ? 2
+                 : strcmp(optarg, "gather") == 0    ? 3
+                 : strcmp(optarg, "scatter") == 0   ? 4
+                                                    : 0;
             break;
         case 's': size = atol(optarg); break;
         case 'i': iters = atol(optarg); break;
         case 'x': skip = atol(optarg); break;
         default:
             if (rank == 0)
-                fprintf(stderr, "usage: %s [-o bcast|allgather|alltoall] [-s bytes] [-i iters] [-x skip]\n",
+                fprintf(stderr, "usage: %s [-o bcast|allgather|alltoall|gather|scatter] [-s bytes] [-i iters] [-x skip]\n",
                         argv[0]);
             MPI_Abort(MPI_COMM_WORLD, 2);
         }
@@ -51,8 +56,9 @@ int main(int argc, char **argv)
     rbuf = bench_alloc(size * (op ? nranks : 1), 'b');
     if (!samples || !sbuf || !rbuf) MPI_Abort(MPI_COMM_WORLD, 3);
     if (rank == 0) {
-        printf("# hympi-bench %s, %d ranks\n", op == 0 ? "MPI_Bcast" : op == 1 ? "MPI_Allgather" : "MPI_Alltoall",
-               nranks);
+        static const char *names[] = {"MPI_Bcast", "MPI_Allgather", "MPI_Alltoall",
+                                      "MPI_Gather", "MPI_Scatter"};
+        printf("# hympi-bench %s, %d ranks\n", names[op], nranks);
         printf("# Size      Time/op (us)\n");
         fflush(stdout);
     }
@@ -64,8 +70,12 @@ int main(int argc, char **argv)
             MPI_Bcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
         else if (op == 1)
             MPI_Allgather(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, MPI_COMM_WORLD);
-        else
+        else if (op == 2)
             MPI_Alltoall(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+        else if (op == 3)
+            MPI_Gather(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
+        else
+            MPI_Scatter(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
         t1 = MPI_Wtime();
         if (i >= 0) samples[i] = t1 - t0;
     }

@@ -132,6 +132,9 @@ pub struct Schedule {
     pub tag: i32,
     /// Communicator the next sends and receives address (see [`Schedule::target`]).
     target: u32,
+    /// Sub-group the next sends and receives address: peer `i` is rank `peers[i]` of the
+    /// target communicator (see [`Schedule::group`]).
+    peers: Option<std::sync::Arc<[i32]>>,
     rounds: Vec<Vec<Step>>,
     tmps: Vec<Vec<u8>>,
     current: usize,
@@ -160,6 +163,7 @@ impl Schedule {
             comm,
             tag,
             target: comm,
+            peers: None,
             rounds: Vec::new(), // the first step opens the first round (no allocation before)
             tmps: Vec::new(),
             current: 0,
@@ -203,15 +207,36 @@ impl Schedule {
         std::mem::replace(&mut self.target, comm)
     }
 
+    /// Makes the following sends and receives address the sub-group `ranks` of the target
+    /// communicator (peer `i` is its rank `ranks[i]`; `None`: the whole communicator) until
+    /// the next call; returns the previous sub-group. The node-aware algorithms run their
+    /// phases over node, leader and object groups this way (`coll::algos::hier`), under the
+    /// collective's one tag: each pair of processes meets in the phases in the same order on
+    /// both sides, so their messages match in order.
+    pub fn group(&mut self, ranks: Option<std::sync::Arc<[i32]>>) -> Option<std::sync::Arc<[i32]>> {
+        std::mem::replace(&mut self.peers, ranks)
+    }
+
+    /// The target communicator's rank of `peer` under the current sub-group.
+    #[inline]
+    fn peer(&self, peer: i32) -> i32 {
+        match &self.peers {
+            Some(m) if peer >= 0 => m[peer as usize],
+            _ => peer,
+        }
+    }
+
     /// Sends `data` to `peer` in the current round.
     pub fn send(&mut self, peer: i32, data: Span) {
         let comm = self.target;
+        let peer = self.peer(peer);
         self.push(Step::Send { comm, peer, data });
     }
 
     /// Receives from `peer` into `data` in the current round.
     pub fn recv(&mut self, peer: i32, data: Span) {
         let comm = self.target;
+        let peer = self.peer(peer);
         self.push(Step::Recv { comm, peer, data });
     }
 

@@ -431,6 +431,7 @@ unsafe fn reduction_now(
             total_msg_size: total,
             count: n,
             commutative: red.commutative,
+            ..Default::default()
         };
         Ok(claim(rt, idx, coll, &q).map(|cl| (cl, red)))
     })
@@ -958,6 +959,7 @@ mod tests {
             total_msg_size: total,
             count,
             commutative,
+            ..Default::default()
         };
         let base = choice_key(Coll::Allreduce, &q(8, 8, 1, true)).unwrap();
         let others = [

@@ -134,6 +134,10 @@ fn barrier(rt: &Runtime, c: &Ctx, s: &mut Schedule) -> MpiResult<()> {
     if shm::offer(rt, c, s, Coll::Barrier, &q, 0, || shm::Kind::Barrier) {
         return Ok(());
     }
+    if let Some(l) = algos::hier::offer(rt, c, Coll::Barrier, &q) {
+        algos::hier::barrier(c, s, &l);
+        return Ok(());
+    }
     algos::barrier::dissemination(c, s);
     Ok(())
 }
@@ -199,6 +203,10 @@ fn bcast(
     let bytes = data.packed();
     let q = Query::new(c.size, bytes, bytes);
     if shm::offer_bcast(rt, c, s, &q, &data, root) {
+        return Ok(());
+    }
+    if let Some(l) = algos::hier::offer(rt, c, Coll::Bcast, &q) {
+        algos::hier::bcast(c, s, &l, &data, root);
         return Ok(());
     }
     algos::bcast::run(c, s, &data, root);

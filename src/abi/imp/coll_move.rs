@@ -9,7 +9,7 @@ use super::util::count;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::coll::algos::blocks::{self, packed, Blocks};
-use crate::coll::algos::{allgather, alltoall, gather, scatter};
+use crate::coll::algos::{allgather, alltoall, gather, hier, scatter};
 use crate::coll::sched::{check_root, Schedule, Span};
 use crate::coll::shm;
 use crate::coll::tuning::{Coll, Query};
@@ -230,6 +230,11 @@ pub(crate) fn gather(
     if b == 0 {
         return Ok(());
     }
+    let q = Query::new(c.size, b, b.saturating_mul(c.size as usize));
+    if let Some(l) = hier::offer(rt, c, Coll::Gather, &q) {
+        hier::gather(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
+        return Ok(());
+    }
     match gather::choose("HYMPI_GATHER_ALGORITHM", c.size, b) {
         gather::Algo::Binomial => gather::binomial(c, s, send.as_ref(), recv.as_ref(), b, root),
         gather::Algo::Linear => {
@@ -354,6 +359,11 @@ pub(crate) fn scatter(
     if b == 0 {
         return Ok(());
     }
+    let q = Query::new(c.size, b, b.saturating_mul(c.size as usize));
+    if let Some(l) = hier::offer(rt, c, Coll::Scatter, &q) {
+        hier::scatter(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
+        return Ok(());
+    }
     match gather::choose("HYMPI_SCATTER_ALGORITHM", c.size, b) {
         gather::Algo::Binomial => scatter::binomial(c, s, send.as_ref(), recv.as_ref(), b, root),
         gather::Algo::Linear => {
@@ -461,6 +471,10 @@ pub(crate) fn allgather(
         own: own.clone(),
         recv: recv.clone(),
     }) {
+        return Ok(());
+    }
+    if let Some(l) = hier::offer(rt, c, Coll::Allgather, &q) {
+        hier::allgather(c, s, &l, &recv, own.as_ref());
         return Ok(());
     }
     let algo = allgather::choose(c.size, recv.packed);

@@ -13,7 +13,7 @@ use super::util::count;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::coll::algos::reduce::Elems;
-use crate::coll::algos::{allreduce, reduce, reduce_scatter};
+use crate::coll::algos::{allreduce, hier, reduce, reduce_scatter};
 use crate::coll::sched::{check_root, Schedule};
 use crate::coll::shm::{self, Kind};
 use crate::coll::tuning::{Coll, Query};
@@ -120,6 +120,10 @@ pub(crate) fn reduce_build(
         }) {
             return Ok(());
         }
+        if let Some(l) = offer_hier(rt, c, Coll::Reduce, &e) {
+            hier::reduce(c, s, &l, &e, send, recvbuf as usize, root);
+            return Ok(());
+        }
         reduce::reduce(c, s, &e, send, recvbuf as usize, root);
     }
     Ok(())
@@ -151,9 +155,33 @@ fn offer_reduce(
         total_msg_size: e.proto.bytes,
         count: e.count,
         commutative: e.reducer.commutative,
+        ..Default::default()
     };
     let bytes = e.count * e.reducer.extent;
     shm::offer(rt, c, s, coll, &q, bytes, || kind(e.reducer))
+}
+
+/// The communicator's node layout when a reduction of `e` takes the node-aware algorithm
+/// ([`hier::offer`]); only for commutative ops, whose operands the two levels may combine
+/// out of rank order.
+fn offer_hier(
+    rt: &Runtime,
+    c: &Ctx,
+    coll: Coll,
+    e: &Elems,
+) -> Option<std::sync::Arc<crate::core::objects::nodes::NodeLayout>> {
+    if !e.reducer.commutative {
+        return None;
+    }
+    let q = Query {
+        comm_size: c.size,
+        avg_msg_size: e.proto.bytes,
+        total_msg_size: e.proto.bytes,
+        count: e.count,
+        commutative: true,
+        ..Default::default()
+    };
+    hier::offer(rt, c, coll, &q)
 }
 
 /// Checks and describes a vector reduced from `sendbuf` (or MPI_IN_PLACE) into `recvbuf`,
@@ -199,6 +227,10 @@ pub(crate) fn allreduce_build(
             root: 0,
             all: true,
         }) {
+            return Ok(());
+        }
+        if let Some(l) = offer_hier(rt, c, Coll::Allreduce, &e) {
+            hier::allreduce(c, s, &l, &e, send, recv);
             return Ok(());
         }
         allreduce::allreduce(c, s, &e, send, recv);
@@ -264,6 +296,7 @@ pub(crate) fn reduce_scatter_build(
                 total_msg_size: total * e.reducer.extent,
                 count: blk,
                 commutative: e.reducer.commutative,
+                ..Default::default()
             };
             let bytes = total * e.reducer.extent;
             if dense(&e)

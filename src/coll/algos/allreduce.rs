@@ -61,6 +61,7 @@ pub fn choose(e: &Elems, p: i32) -> Algo {
         total_msg_size: e.proto.bytes,
         count: e.count,
         commutative: e.reducer.commutative,
+        ..Default::default()
     };
     let ch = tuning::select(Coll::Allreduce, &q);
     let k = ch.k as i32;

@@ -8,6 +8,7 @@ pub mod barrier;
 pub mod bcast;
 pub mod blocks;
 pub mod gather;
+pub mod hier;
 pub mod radix;
 pub mod reduce;
 pub mod reduce_scatter;

@@ -229,6 +229,7 @@ pub fn reduce(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize, ro
         total_msg_size: e.proto.bytes,
         count: e.count,
         commutative: e.reducer.commutative,
+        ..Default::default()
     };
     let k = tuning::select(Coll::Reduce, &q).k as i32;
     knomial(c, s, e, send, recv, root, k);

@@ -10,7 +10,9 @@
 //! - `any` (also `<anything>=any`), `comm_type=intra` (always true here), `comm_type=inter`;
 //! - `comm_size<N`, `comm_size<=N`, `comm_size=N`, `comm_size>=N`, `comm_size>N`,
 //!   `comm_size=pow2` (also spelled `comm_size_pow2`);
-//! - the same comparisons on `avg_msg_size`, `total_msg_size` and `count`;
+//! - the same comparisons on `avg_msg_size`, `total_msg_size` and `count`, and on the
+//!   communicator's node layout: `node_count` (nodes it spans) and `comm_avg_ppn` (ranks per
+//!   node, average rounded down; MPICH's name);
 //! - `is_commutative=yes|no`.
 //!
 //! Every input of a condition is the same on every rank of the call (the type signature's
@@ -62,6 +64,11 @@ pub const COLLS: [Coll; crate::platform::config::COLL_ALGORITHM_KNOBS.len()] = [
 /// it. The schedule builders never see it: [`select`] skips it, [`select_shm`] reports it.
 pub const SHM: &str = "shm";
 
+/// Name of the node-aware two-level algorithms (`coll::algos::hier`), as in MPICH: the
+/// builders offer it first on communicators that span several nodes; the flat algorithms
+/// that run its phases take their table's next choice for the phase's group.
+pub const SMP: &str = "smp";
+
 /// An algorithm a table may name: its name and, when it takes a radix `k`, the smallest and
 /// the default radix.
 #[derive(Clone, Copy, Debug)]
@@ -102,8 +109,9 @@ impl Coll {
             radix("recursive_multiplying", 2, 2),
             radix("kring", 1, 1),
             plain(SHM),
+            plain(SMP),
         ];
-        const REDUCE: &[AlgoSpec] = &[radix("knomial", 2, 2), plain(SHM)];
+        const REDUCE: &[AlgoSpec] = &[radix("knomial", 2, 2), plain(SHM), plain(SMP)];
         const ALLREDUCE: &[AlgoSpec] = &[
             plain("recursive_doubling"),
             plain("rabenseifner"),
@@ -112,6 +120,7 @@ impl Coll {
             radix("recursive_multiplying", 2, 2),
             radix("kring", 1, 1),
             plain(SHM),
+            plain(SMP),
         ];
         const ALLGATHER: &[AlgoSpec] = &[
             plain("ring"),
@@ -121,6 +130,7 @@ impl Coll {
             radix("recursive_multiplying", 2, 2),
             radix("kring", 1, 1),
             plain(SHM),
+            plain(SMP),
         ];
         const ALLTOALL: &[AlgoSpec] = &[
             plain("pairwise"),
@@ -128,8 +138,8 @@ impl Coll {
             plain("bruck"),
             plain(SHM),
         ];
-        const GATHER: &[AlgoSpec] = &[plain("binomial"), plain("linear")];
-        const BARRIER: &[AlgoSpec] = &[plain("dissemination"), plain(SHM)];
+        const GATHER: &[AlgoSpec] = &[plain("binomial"), plain("linear"), plain(SMP)];
+        const BARRIER: &[AlgoSpec] = &[plain("dissemination"), plain(SHM), plain(SMP)];
         const REDUCE_SCATTER: &[AlgoSpec] = &[plain("ring"), plain(SHM)];
         match self {
             Coll::Bcast => BCAST,
@@ -184,6 +194,11 @@ pub struct Query {
     pub count: usize,
     /// Whether the reduction op commutes (true for the non-reductions).
     pub commutative: bool,
+    /// Nodes the communicator spans (0: not asked, taken as one node). Only the node-aware
+    /// offer (`coll::algos::hier::offer`) fills it in.
+    pub node_count: usize,
+    /// Ranks per node, on average, rounded down (0: not asked, taken as `comm_size`).
+    pub comm_avg_ppn: usize,
 }
 
 impl Query {
@@ -195,6 +210,8 @@ impl Query {
             total_msg_size: total,
             count: bytes,
             commutative: true,
+            node_count: 0,
+            comm_avg_ppn: 0,
         }
     }
 }
@@ -226,6 +243,8 @@ enum Var {
     AvgMsgSize,
     TotalMsgSize,
     Count,
+    NodeCount,
+    AvgPpn,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,6 +278,8 @@ impl Cond {
             "avg_msg_size" => Var::AvgMsgSize,
             "total_msg_size" => Var::TotalMsgSize,
             "count" => Var::Count,
+            "node_count" => Var::NodeCount,
+            "comm_avg_ppn" => Var::AvgPpn,
             _ => return Err(format!("unknown condition \"{key}\"")),
         };
         let (cmp, num) = if let Some(n) = rest.strip_prefix("<=") {
@@ -290,6 +311,9 @@ impl Cond {
                     Var::AvgMsgSize => q.avg_msg_size as u64,
                     Var::TotalMsgSize => q.total_msg_size as u64,
                     Var::Count => q.count as u64,
+                    Var::NodeCount => q.node_count.max(1) as u64,
+                    Var::AvgPpn if q.comm_avg_ppn == 0 => q.comm_size.max(0) as u64,
+                    Var::AvgPpn => q.comm_avg_ppn as u64,
                 };
                 cmp.holds(a, n)
             }
@@ -327,11 +351,11 @@ enum Node {
     If(Cond, Vec<Node>),
 }
 
-/// First leaf whose conditions hold, skipping leaves named `skip`.
-fn select_in(nodes: &[Node], q: &Query, skip: Option<&str>) -> Option<Choice> {
+/// First leaf whose conditions hold, skipping leaves named in `skip`.
+fn select_in(nodes: &[Node], q: &Query, skip: &[&str]) -> Option<Choice> {
     for n in nodes {
         match n {
-            Node::Algo(c) if Some(c.name) == skip => {}
+            Node::Algo(c) if skip.contains(&c.name) => {}
             Node::Algo(c) => return Some(*c),
             Node::If(cond, kids) if cond.holds(q) => {
                 if let Some(c) = select_in(kids, q, skip) {
@@ -454,11 +478,11 @@ impl Table {
 
     /// The algorithm this table picks for `coll` and `q` (None when no rule matches).
     pub fn select(&self, coll: Coll, q: &Query) -> Option<Choice> {
-        self.select_skipping(coll, q, None)
+        self.select_skipping(coll, q, &[])
     }
 
-    /// As [`Table::select`], passing over the leaves that name algorithm `skip`.
-    pub fn select_skipping(&self, coll: Coll, q: &Query, skip: Option<&str>) -> Option<Choice> {
+    /// As [`Table::select`], passing over the leaves that name an algorithm in `skip`.
+    pub fn select_skipping(&self, coll: Coll, q: &Query, skip: &[&str]) -> Option<Choice> {
         self.rules
             .iter()
             .filter(|r| r.0 == coll)
@@ -542,13 +566,37 @@ fn tuning() -> &'static Tuning {
 /// so its rules fall through to the next matching ones. The caller still checks that the
 /// algorithm applies (operand order, layout) and falls back.
 ///
+/// The node-aware algorithms ([`SMP`]) are passed over likewise unless `q` describes several
+/// nodes (`node_count`).
+///
 /// A radix above the communicator size acts as the size (a flat tree, one group, one round)
 /// and is clamped to it, so the algorithms' rank arithmetic cannot overflow.
 pub fn select(coll: Coll, q: &Query) -> Choice {
+    let c = select_unrecorded(coll, q);
+    record(coll, c);
+    c
+}
+
+/// Counts choice `c` for `coll` in the statistics (`HYMPI_STATS`).
+pub fn record(coll: Coll, c: Choice) {
+    if crate::core::diag::stats_on() {
+        crate::core::diag::stats::coll_choice(coll.name(), c.name, c.k);
+    }
+}
+
+/// As [`select`], without counting the choice in the statistics (for an offer that may
+/// decline it).
+pub fn select_unrecorded(coll: Coll, q: &Query) -> Choice {
     let t = tuning();
-    let skip = Some(SHM);
+    // The node-aware algorithms only where the query describes several nodes (their own
+    // offer); the flat algorithms that run their phases get the next choice.
+    let skip: &[&str] = if q.node_count > 1 {
+        &[SHM]
+    } else {
+        &[SHM, SMP]
+    };
     let mut c = t.forced[coll as usize]
-        .filter(|f| f.name != SHM)
+        .filter(|f| !skip.contains(&f.name))
         .or_else(|| {
             t.user
                 .as_ref()
@@ -565,9 +613,6 @@ pub fn select(coll: Coll, q: &Query) -> Choice {
         });
     if c.min_k > 0 {
         c.k = c.k.min(q.comm_size.max(0) as u32).max(c.min_k);
-    }
-    if crate::core::diag::stats_on() {
-        crate::core::diag::stats::coll_choice(coll.name(), c.name, c.k);
     }
     c
 }

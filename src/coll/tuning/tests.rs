@@ -10,7 +10,7 @@ fn default() -> Table {
 
 /// The schedule algorithm `t` picks (the shared-memory one passed over, as [`select`] does).
 fn pick(t: &Table, c: Coll, q: &Query) -> (&'static str, u32) {
-    let ch = t.select_skipping(c, q, Some(SHM)).unwrap();
+    let ch = t.select_skipping(c, q, &[SHM]).unwrap();
     (ch.name, ch.k)
 }
 
@@ -303,7 +303,7 @@ fn shm_leaves_fall_through_for_the_schedule_builders() {
     .unwrap();
     assert_eq!(t.select(Coll::Allreduce, &q(2, 8, 8)).unwrap().name, SHM);
     assert_eq!(
-        t.select_skipping(Coll::Allreduce, &q(2, 8, 8), Some(SHM))
+        t.select_skipping(Coll::Allreduce, &q(2, 8, 8), &[SHM])
             .unwrap()
             .name,
         "ring"
@@ -332,4 +332,67 @@ fn every_collective_has_its_own_name_and_knob() {
             c.name()
         );
     }
+}
+
+/// The node-aware algorithms: picked by the built-in table only for queries that describe
+/// several nodes with several ranks each, for the collectives that have them.
+#[test]
+fn default_table_picks_smp_only_across_nodes() {
+    let t = default();
+    let nodes = |p: i32, nodes: usize, b: usize| Query {
+        node_count: nodes,
+        comm_avg_ppn: p as usize / nodes.max(1),
+        ..q(p, b, b)
+    };
+    for c in [
+        Coll::Bcast,
+        Coll::Reduce,
+        Coll::Allreduce,
+        Coll::Allgather,
+        Coll::Barrier,
+        Coll::Gather,
+        Coll::Scatter,
+    ] {
+        for &b in &SIZES {
+            assert_eq!(pick(&t, c, &nodes(4, 2, b)).0, SMP, "{c:?} {b}");
+            assert_ne!(
+                pick(&t, c, &nodes(4, 4, b)).0,
+                SMP,
+                "{c:?} {b}: 1 rank per node"
+            );
+            assert_ne!(pick(&t, c, &nodes(4, 1, b)).0, SMP, "{c:?} {b}: one node");
+            assert_ne!(pick(&t, c, &q(4, b, b)).0, SMP, "{c:?} {b}: no layout");
+        }
+    }
+    for c in [Coll::Alltoall, Coll::ReduceScatter] {
+        assert_ne!(pick(&t, c, &nodes(4, 2, 8)).0, SMP, "{c:?}");
+    }
+}
+
+#[test]
+fn node_conditions_parse_and_compare() {
+    let t = Table::parse(
+        r#"{"collective=bcast": {
+            "node_count>=3": { "algorithm=ring_never": {} },
+            "any": { "algorithm=knomial": {} } }}"#,
+    );
+    assert!(t.is_err(), "unknown algorithm names are refused");
+    let t = Table::parse(
+        r#"{"collective=bcast": {
+            "node_count>=3": { "algorithm=scatter_allgather": {} },
+            "comm_avg_ppn<2": { "algorithm=kring": {} },
+            "any": { "algorithm=knomial": {} } }}"#,
+    )
+    .unwrap();
+    let with = |p: i32, n: usize, ppn: usize| Query {
+        node_count: n,
+        comm_avg_ppn: ppn,
+        ..q(p, 8, 8)
+    };
+    assert_eq!(pick(&t, Coll::Bcast, &with(6, 3, 2)).0, "scatter_allgather");
+    assert_eq!(pick(&t, Coll::Bcast, &with(2, 2, 1)).0, "kring");
+    assert_eq!(pick(&t, Coll::Bcast, &with(4, 2, 2)).0, "knomial");
+    // Unset layout fields: one node holding every rank.
+    assert_eq!(pick(&t, Coll::Bcast, &q(1, 8, 8)).0, "kring");
+    assert_eq!(pick(&t, Coll::Bcast, &q(5, 8, 8)).0, "knomial");
 }

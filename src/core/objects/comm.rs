@@ -99,6 +99,8 @@ pub struct Comm {
     pub coll_shm: CollState,
     /// The session the communicator belongs to (its id; `None`: the world model).
     pub session: Option<u32>,
+    /// Its node layout, computed on first use ([`crate::core::objects::nodes::layout`]).
+    pub nodes: std::sync::OnceLock<std::sync::Arc<crate::core::objects::nodes::NodeLayout>>,
 }
 
 /// How many collectives the collective layer keeps a cached selection for on each
@@ -171,6 +173,7 @@ impl Comm {
             stream: None,
             coll_shm: Default::default(),
             session: None,
+            nodes: std::sync::OnceLock::new(),
         }
     }
 

@@ -10,6 +10,7 @@ pub mod errhandler;
 pub mod group;
 pub mod info;
 pub mod names;
+pub mod nodes;
 pub mod session;
 pub mod slab;
 pub mod spawn;
