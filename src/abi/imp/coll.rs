@@ -134,7 +134,7 @@ fn barrier(rt: &Runtime, c: &Ctx, s: &mut Schedule) -> MpiResult<()> {
     if shm::offer(rt, c, s, Coll::Barrier, &q, 0, || shm::Kind::Barrier) {
         return Ok(());
     }
-    if let Some(l) = algos::hier::offer(rt, c, Coll::Barrier, &q) {
+    if let Some((l, _)) = algos::hier::offer(rt, c, Coll::Barrier, &q) {
         algos::hier::barrier(c, s, &l);
         return Ok(());
     }
@@ -205,7 +205,7 @@ fn bcast(
     if shm::offer_bcast(rt, c, s, &q, &data, root) {
         return Ok(());
     }
-    if let Some(l) = algos::hier::offer(rt, c, Coll::Bcast, &q) {
+    if let Some((l, _)) = algos::hier::offer(rt, c, Coll::Bcast, &q) {
         algos::hier::bcast(c, s, &l, &data, root);
         return Ok(());
     }

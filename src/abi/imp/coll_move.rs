@@ -12,7 +12,7 @@ use crate::coll::algos::blocks::{self, packed, Blocks};
 use crate::coll::algos::{allgather, alltoall, gather, hier, scatter};
 use crate::coll::sched::{check_root, Schedule, Span};
 use crate::coll::shm;
-use crate::coll::tuning::{Coll, Query};
+use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
 use crate::core::datatype::Layout;
 use crate::core::error::{fail, MpiResult};
@@ -231,7 +231,7 @@ pub(crate) fn gather(
         return Ok(());
     }
     let q = Query::new(c.size, b, b.saturating_mul(c.size as usize));
-    if let Some(l) = hier::offer(rt, c, Coll::Gather, &q) {
+    if let Some((l, _)) = hier::offer(rt, c, Coll::Gather, &q) {
         hier::gather(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
         return Ok(());
     }
@@ -360,7 +360,7 @@ pub(crate) fn scatter(
         return Ok(());
     }
     let q = Query::new(c.size, b, b.saturating_mul(c.size as usize));
-    if let Some(l) = hier::offer(rt, c, Coll::Scatter, &q) {
+    if let Some((l, _)) = hier::offer(rt, c, Coll::Scatter, &q) {
         hier::scatter(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
         return Ok(());
     }
@@ -473,8 +473,12 @@ pub(crate) fn allgather(
     }) {
         return Ok(());
     }
-    if let Some(l) = hier::offer(rt, c, Coll::Allgather, &q) {
-        hier::allgather(c, s, &l, &recv, own.as_ref());
+    if let Some((l, name)) = hier::offer(rt, c, Coll::Allgather, &q) {
+        if name == tuning::MULTI_OBJECT_RING {
+            hier::allgather_multi_object_ring(c, s, &l, &recv, own.as_ref());
+        } else {
+            hier::allgather(c, s, &l, &recv, own.as_ref());
+        }
         return Ok(());
     }
     let algo = allgather::choose(c.size, recv.packed);

@@ -120,7 +120,7 @@ pub(crate) fn reduce_build(
         }) {
             return Ok(());
         }
-        if let Some(l) = offer_hier(rt, c, Coll::Reduce, &e) {
+        if let Some((l, _)) = offer_hier(rt, c, Coll::Reduce, &e) {
             hier::reduce(c, s, &l, &e, send, recvbuf as usize, root);
             return Ok(());
         }
@@ -169,7 +169,10 @@ fn offer_hier(
     c: &Ctx,
     coll: Coll,
     e: &Elems,
-) -> Option<std::sync::Arc<crate::core::objects::nodes::NodeLayout>> {
+) -> Option<(
+    std::sync::Arc<crate::core::objects::nodes::NodeLayout>,
+    &'static str,
+)> {
     if !e.reducer.commutative {
         return None;
     }
@@ -229,7 +232,7 @@ pub(crate) fn allreduce_build(
         }) {
             return Ok(());
         }
-        if let Some(l) = offer_hier(rt, c, Coll::Allreduce, &e) {
+        if let Some((l, _)) = offer_hier(rt, c, Coll::Allreduce, &e) {
             hier::allreduce(c, s, &l, &e, send, recv);
             return Ok(());
         }

@@ -32,13 +32,16 @@ use crate::core::objects::nodes::{self, NodeLayout};
 use crate::core::runtime::Runtime;
 use std::sync::Arc;
 
-/// The name of the two-level algorithms in tables and overrides.
-pub const NAME: &str = tuning::SMP;
-
-/// The communicator's node layout when the table picks the two-level algorithm for `coll`
-/// and `q` (with the layout's node count and ranks per node filled in) and the layout has
-/// something to gain from it (several nodes, one of them with several ranks).
-pub fn offer(rt: &Runtime, c: &Ctx, coll: Coll, q: &Query) -> Option<Arc<NodeLayout>> {
+/// The communicator's node layout and the algorithm when the table picks a node-aware one
+/// ([`tuning::NODE_AWARE`]) for `coll` and `q` (with the layout's node count and ranks per
+/// node filled in) and the layout has something to gain from it (several nodes, one of them
+/// with several ranks).
+pub fn offer(
+    rt: &Runtime,
+    c: &Ctx,
+    coll: Coll,
+    q: &Query,
+) -> Option<(Arc<NodeLayout>, &'static str)> {
     // A job on one node (the common case) never looks further.
     if c.inter.is_some() || c.size < 3 || rt.node_names.len() < 2 {
         return None;
@@ -50,12 +53,16 @@ pub fn offer(rt: &Runtime, c: &Ctx, coll: Coll, q: &Query) -> Option<Arc<NodeLay
     let mut q = *q;
     q.node_count = l.nodes();
     q.comm_avg_ppn = l.avg_per_node();
-    let ch = tuning::select_unrecorded(coll, &q);
-    if ch.name != NAME {
+    let mut ch = tuning::select_unrecorded(coll, &q);
+    if !tuning::NODE_AWARE.contains(&ch.name) {
         return None;
     }
+    // The multi-object ring needs nodes of one size; elsewhere the two levels run.
+    if ch.name == tuning::MULTI_OBJECT_RING && !l.is_uniform() {
+        ch = ch.renamed(tuning::SMP);
+    }
     tuning::record(coll, ch);
-    Some(l)
+    Some((l, ch.name))
 }
 
 /// Runs `f` over the sub-group `ranks` (this rank must be a member): `f` sees a context whose
@@ -430,6 +437,53 @@ pub fn scatter(
         });
     } else if let (Some(nb), Some(r)) = (&nodebuf, recv) {
         copy(s, nb.block(0), r.clone());
+        s.next_round();
+    }
+}
+
+/// Multi-object ring allgather (PiP-MColl's large-message allgather, without a shared
+/// address space) on a layout whose nodes all hold the same number P of ranks: the k-th
+/// ranks of the nodes form ring k, so P rings carry the blocks between nodes at once, and
+/// each block a rank gets from its ring it passes to the other ranks of its node in the next
+/// round, overlapped with the next ring step. Every block lands straight in its place in
+/// the receive blocks. N rounds for N nodes; `own` is this rank's block when not in place.
+pub fn allgather_multi_object_ring(
+    c: &Ctx,
+    s: &mut Schedule,
+    l: &NodeLayout,
+    recv: &Blocks,
+    own: Option<&Span>,
+) {
+    let n_nodes = l.nodes();
+    let me = c.rank as usize;
+    let n = l.node_of[me] as usize;
+    let k = l.local_of[me] as usize;
+    let node = l.node_members(c.rank).clone();
+    let at = |node: usize, local: usize| l.members[node % n_nodes][local] as usize;
+    let next = at(n + 1, k) as i32;
+    let prev = at(n + n_nodes - 1, k) as i32;
+    for step in 0..n_nodes {
+        // The block this rank got last round (its own in round 0): from node n - step.
+        let src = (n + n_nodes - step) % n_nodes;
+        let out = match own {
+            Some(o) if step == 0 => o.clone(),
+            _ => recv.block(at(src, k)),
+        };
+        if step + 1 < n_nodes {
+            s.send(next, out.clone());
+            s.recv(prev, recv.block(at(src + n_nodes - 1, k)));
+        }
+        for (j, &peer) in node.iter().enumerate() {
+            if j != k {
+                s.send(peer, out.clone());
+                s.recv(peer, recv.block(at(src, j)));
+            }
+        }
+        if step == 0 {
+            if let Some(o) = own {
+                copy(s, o.clone(), recv.block(me));
+            }
+        }
         s.next_round();
     }
 }

@@ -69,6 +69,13 @@ pub const SHM: &str = "shm";
 /// that run its phases take their table's next choice for the phase's group.
 pub const SMP: &str = "smp";
 
+/// Name of the multi-object ring allgather (`coll::algos::hier`), PiP-MColl's: one ring per
+/// local rank across the nodes, on layouts whose nodes hold the same number of ranks.
+pub const MULTI_OBJECT_RING: &str = "multi_object_ring";
+
+/// The node-aware algorithms: only queries that describe several nodes get them.
+pub const NODE_AWARE: [&str; 2] = [SMP, MULTI_OBJECT_RING];
+
 /// An algorithm a table may name: its name and, when it takes a radix `k`, the smallest and
 /// the default radix.
 #[derive(Clone, Copy, Debug)]
@@ -131,6 +138,7 @@ impl Coll {
             radix("kring", 1, 1),
             plain(SHM),
             plain(SMP),
+            plain(MULTI_OBJECT_RING),
         ];
         const ALLTOALL: &[AlgoSpec] = &[
             plain("pairwise"),
@@ -177,6 +185,14 @@ pub struct Choice {
     pub k: u32,
     /// Smallest radix (0: the algorithm has none).
     min_k: u32,
+}
+
+impl Choice {
+    /// The same choice under another algorithm name (an algorithm that gives way to another
+    /// where it does not apply, so the statistics count what ran).
+    pub fn renamed(self, name: &'static str) -> Choice {
+        Choice { name, ..self }
+    }
 }
 
 /// What a condition may look at; the same on every rank of the call.
@@ -566,8 +582,8 @@ fn tuning() -> &'static Tuning {
 /// so its rules fall through to the next matching ones. The caller still checks that the
 /// algorithm applies (operand order, layout) and falls back.
 ///
-/// The node-aware algorithms ([`SMP`]) are passed over likewise unless `q` describes several
-/// nodes (`node_count`).
+/// The node-aware algorithms ([`NODE_AWARE`]) are passed over likewise unless `q` describes
+/// several nodes (`node_count`).
 ///
 /// A radix above the communicator size acts as the size (a flat tree, one group, one round)
 /// and is clamped to it, so the algorithms' rank arithmetic cannot overflow.
@@ -593,7 +609,7 @@ pub fn select_unrecorded(coll: Coll, q: &Query) -> Choice {
     let skip: &[&str] = if q.node_count > 1 {
         &[SHM]
     } else {
-        &[SHM, SMP]
+        &[SHM, SMP, MULTI_OBJECT_RING]
     };
     let mut c = t.forced[coll as usize]
         .filter(|f| !skip.contains(&f.name))

@@ -335,16 +335,17 @@ fn every_collective_has_its_own_name_and_knob() {
 }
 
 /// The node-aware algorithms: picked by the built-in table only for queries that describe
-/// several nodes with several ranks each, for the collectives that have them.
+/// several nodes with several ranks each, for the collectives that have them, at the sizes
+/// benches/node-aware measured them faster (docs/collectives.md).
 #[test]
-fn default_table_picks_smp_only_across_nodes() {
+fn default_table_picks_node_aware_algorithms_only_across_nodes() {
     let t = default();
     let nodes = |p: i32, nodes: usize, b: usize| Query {
         node_count: nodes,
         comm_avg_ppn: p as usize / nodes.max(1),
         ..q(p, b, b)
     };
-    for c in [
+    let colls = [
         Coll::Bcast,
         Coll::Reduce,
         Coll::Allreduce,
@@ -352,20 +353,41 @@ fn default_table_picks_smp_only_across_nodes() {
         Coll::Barrier,
         Coll::Gather,
         Coll::Scatter,
-    ] {
+    ];
+    for c in colls {
         for &b in &SIZES {
-            assert_eq!(pick(&t, c, &nodes(4, 2, b)).0, SMP, "{c:?} {b}");
-            assert_ne!(
-                pick(&t, c, &nodes(4, 4, b)).0,
-                SMP,
-                "{c:?} {b}: 1 rank per node"
-            );
-            assert_ne!(pick(&t, c, &nodes(4, 1, b)).0, SMP, "{c:?} {b}: one node");
-            assert_ne!(pick(&t, c, &q(4, b, b)).0, SMP, "{c:?} {b}: no layout");
+            let want = match c {
+                Coll::Allgather if b > 128 * 1024 => MULTI_OBJECT_RING,
+                Coll::Gather | Coll::Scatter if b > 32 * 1024 => "(flat)",
+                _ => SMP,
+            };
+            let got = pick(&t, c, &nodes(4, 2, b)).0;
+            let got = if NODE_AWARE.contains(&got) {
+                got
+            } else {
+                "(flat)"
+            };
+            assert_eq!(got, want, "{c:?} {b} on 2 x 2");
+            // Reductions on more nodes: two levels up to 16 KiB only.
+            if matches!(c, Coll::Reduce | Coll::Allreduce) {
+                let three = pick(&t, c, &nodes(6, 3, b)).0;
+                assert_eq!(three == SMP, b <= 16384, "{c:?} {b} on 3 x 2");
+            }
+            for (what, q) in [
+                ("1 rank per node", nodes(4, 4, b)),
+                ("one node", nodes(4, 1, b)),
+                ("no layout", q(4, b, b)),
+            ] {
+                let got = pick(&t, c, &q).0;
+                assert!(!NODE_AWARE.contains(&got), "{c:?} {b}: {what}: {got}");
+            }
         }
     }
     for c in [Coll::Alltoall, Coll::ReduceScatter] {
-        assert_ne!(pick(&t, c, &nodes(4, 2, 8)).0, SMP, "{c:?}");
+        assert!(
+            !NODE_AWARE.contains(&pick(&t, c, &nodes(4, 2, 8)).0),
+            "{c:?}"
+        );
     }
 }
 

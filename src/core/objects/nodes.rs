@@ -76,6 +76,13 @@ impl NodeLayout {
         self.nodes() > 1 && self.max_per_node() > 1
     }
 
+    /// Whether every node holds the same number of ranks.
+    pub fn is_uniform(&self) -> bool {
+        self.members
+            .iter()
+            .all(|m| m.len() == self.members[0].len())
+    }
+
     /// The ranks of `rank`'s node.
     pub fn node_members(&self, rank: i32) -> &Arc<[i32]> {
         &self.members[self.node_of[rank as usize] as usize]
@@ -132,6 +139,8 @@ mod tests {
         assert_eq!(l.max_per_node(), 3);
         assert_eq!(l.avg_per_node(), 2);
         assert!(l.is_hierarchical());
+        assert!(!l.is_uniform());
+        assert!(NodeLayout::from_keys(&[4, 5, 5, 4]).is_uniform());
         assert_eq!(&*l.object_group(0), &[0, 1]);
         assert_eq!(&*l.object_group(2), &[4]);
         assert_eq!(&**l.node_members(3), &[1, 3, 4]);
