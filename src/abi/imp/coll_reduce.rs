@@ -149,16 +149,8 @@ fn offer_reduce(
     if !dense(e) {
         return false;
     }
-    let q = Query {
-        comm_size: c.size,
-        avg_msg_size: e.proto.bytes,
-        total_msg_size: e.proto.bytes,
-        count: e.count,
-        commutative: e.reducer.commutative,
-        ..Default::default()
-    };
     let bytes = e.count * e.reducer.extent;
-    shm::offer(rt, c, s, coll, &q, bytes, || kind(e.reducer))
+    shm::offer(rt, c, s, coll, &e.query(c.size), bytes, || kind(e.reducer))
 }
 
 /// The communicator's node layout when a reduction of `e` takes the node-aware algorithm
@@ -176,15 +168,7 @@ fn offer_hier(
     if !e.reducer.commutative {
         return None;
     }
-    let q = Query {
-        comm_size: c.size,
-        avg_msg_size: e.proto.bytes,
-        total_msg_size: e.proto.bytes,
-        count: e.count,
-        commutative: true,
-        ..Default::default()
-    };
-    hier::offer(rt, c, coll, &q)
+    hier::offer(rt, c, coll, &e.query(c.size))
 }
 
 /// Checks and describes a vector reduced from `sendbuf` (or MPI_IN_PLACE) into `recvbuf`,

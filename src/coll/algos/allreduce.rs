@@ -28,7 +28,7 @@
 use super::radix::Fold;
 use super::reduce::{knomial, Acc, Elems};
 use crate::coll::sched::Schedule;
-use crate::coll::tuning::{self, Coll, Query};
+use crate::coll::tuning::{self, Coll};
 use crate::coll::Ctx;
 
 /// The allreduce algorithms.
@@ -55,15 +55,7 @@ pub enum Algo {
 /// ranges and at least one element per rank; without that they become recursive doubling.
 pub fn choose(e: &Elems, p: i32) -> Algo {
     let split_ok = e.reducer.commutative && e.splittable() && e.count >= p as usize;
-    let q = Query {
-        comm_size: p,
-        avg_msg_size: e.proto.bytes,
-        total_msg_size: e.proto.bytes,
-        count: e.count,
-        commutative: e.reducer.commutative,
-        ..Default::default()
-    };
-    let ch = tuning::select(Coll::Allreduce, &q);
+    let ch = tuning::select(Coll::Allreduce, &e.query(p));
     let k = ch.k as i32;
     match ch.name {
         "rabenseifner" if split_ok => Algo::Rabenseifner,

@@ -199,16 +199,11 @@ pub fn allgather(c: &Ctx, s: &mut Schedule, l: &NodeLayout, recv: &Blocks, own: 
         return;
     }
     let mine = own.cloned().unwrap_or_else(|| recv.block(c.rank as usize));
-    // Staging in node order: node n's blocks are one run starting at block first[n]. When
-    // every node's ranks are consecutive (ranks placed in blocks), node order is rank order
-    // and the receive blocks themselves are the staging area.
-    let mut first = Vec::with_capacity(l.nodes() + 1);
-    first.push(0usize);
-    for m in &l.members {
-        first.push(first.last().unwrap() + m.len());
-    }
-    let at = |r: usize| first[l.node_of[r] as usize] + l.local_of[r] as usize;
-    let direct = (0..p).all(|r| at(r) == r);
+    // Staging in node order ([`NodeOrder`]): when every node's ranks are consecutive, node
+    // order is rank order and the receive blocks themselves are the staging area.
+    let ord = NodeOrder::new(l);
+    let (first, direct) = (&ord.first, ord.direct);
+    let at = |r: usize| ord.at(l, r);
     let stage = if direct {
         recv.clone()
     } else {
@@ -235,9 +230,7 @@ pub fn allgather(c: &Ctx, s: &mut Schedule, l: &NodeLayout, recv: &Blocks, own: 
     s.next_round();
     // 2. The heads exchange their node runs.
     if is_head {
-        let runs: Vec<Span> = (0..l.nodes())
-            .map(|k| stage.run(first[k], first[k + 1] - first[k]))
-            .collect();
+        let runs: Vec<Span> = (0..l.nodes()).map(|k| ord.run(&stage, k)).collect();
         on(c, s, &l.leaders, |sc, s| {
             allgather::ring(sc, s, &runs, None)
         });
@@ -298,6 +291,42 @@ fn from_block(b: &Blocks, i: usize) -> Blocks {
     }
 }
 
+/// This rank's place in a rooted two-level gather or scatter.
+struct Rooted {
+    /// The node heads (the root on its node).
+    heads: Arc<[i32]>,
+    /// The ranks of this rank's node.
+    node: Arc<[i32]>,
+    is_head: bool,
+    /// The root's node.
+    rn: usize,
+    ord: NodeOrder,
+}
+
+impl Rooted {
+    fn new(c: &Ctx, l: &NodeLayout, root: i32) -> Rooted {
+        let heads = heads(l, root);
+        Rooted {
+            is_head: heads.contains(&c.rank),
+            heads,
+            node: l.node_members(c.rank).clone(),
+            rn: l.node_of[root as usize] as usize,
+            ord: NodeOrder::new(l),
+        }
+    }
+
+    /// The node's run of blocks at its head: at the root its node's part of the root's
+    /// staging blocks `stage`, at another head of a node with several ranks a temporary;
+    /// `None` elsewhere.
+    fn nodebuf(&self, s: &mut Schedule, stage: Option<&Blocks>, b: usize) -> Option<Blocks> {
+        match stage {
+            Some(st) => Some(from_block(st, self.ord.first[self.rn])),
+            None if self.is_head && self.node.len() > 1 => Some(Blocks::tmp(s, self.node.len(), b)),
+            None => None,
+        }
+    }
+}
+
 /// Two-level gather of blocks of `b` bytes to `root`: each node gathers at its head
 /// (binomial), the heads send their node's run to the root. `send` is this rank's block
 /// (`None` at a root gathering in place), `recv` the root's receive blocks.
@@ -311,13 +340,16 @@ pub fn gather(
     root: i32,
 ) {
     let me = c.rank as usize;
-    let h = heads(l, root);
-    let node = l.node_members(c.rank).clone();
+    let place = Rooted::new(c, l, root);
+    let (h, node, is_head, rn, ord) = (
+        &place.heads,
+        &place.node,
+        place.is_head,
+        place.rn,
+        &place.ord,
+    );
     let len = node.len();
-    let is_head = h.contains(&c.rank);
     let is_root = c.rank == root;
-    let rn = l.node_of[root as usize] as usize;
-    let ord = NodeOrder::new(l);
     let mut own = send.cloned();
     // The root's blocks in node order: its receive blocks themselves, or a temporary.
     let stage = is_root.then(|| {
@@ -333,14 +365,10 @@ pub fn gather(
         }
     });
     // 1. The node's blocks at its head (at the root: in place in the staging area).
-    let nodebuf = match &stage {
-        Some(st) => Some(from_block(st, ord.first[rn])),
-        None if is_head && len > 1 => Some(Blocks::tmp(s, len, b)),
-        None => None,
-    };
+    let nodebuf = place.nodebuf(s, stage.as_ref(), b);
     if len > 1 {
-        let hp = head_pos(l, &h, c.rank);
-        on(c, s, &node, |sc, s| {
+        let hp = head_pos(l, h, c.rank);
+        on(c, s, node, |sc, s| {
             gather::binomial(sc, s, own.as_ref(), nodebuf.as_ref(), b, hp)
         });
     } else if let (Some(o), Some(nb)) = (&own, &nodebuf) {
@@ -349,7 +377,7 @@ pub fn gather(
     }
     // 2. The heads send their runs to the root.
     if is_head {
-        on(c, s, &h, |_, s| match &stage {
+        on(c, s, h, |_, s| match &stage {
             Some(st) => {
                 for k in (0..l.nodes()).filter(|&k| k != rn) {
                     s.recv(k as i32, ord.run(st, k));
@@ -386,13 +414,16 @@ pub fn scatter(
     b: usize,
     root: i32,
 ) {
-    let h = heads(l, root);
-    let node = l.node_members(c.rank).clone();
+    let place = Rooted::new(c, l, root);
+    let (h, node, is_head, rn, ord) = (
+        &place.heads,
+        &place.node,
+        place.is_head,
+        place.rn,
+        &place.ord,
+    );
     let len = node.len();
-    let is_head = h.contains(&c.rank);
     let is_root = c.rank == root;
-    let rn = l.node_of[root as usize] as usize;
-    let ord = NodeOrder::new(l);
     // The root's blocks in node order: its send blocks themselves, or a packed copy.
     let stage = is_root.then(|| {
         let send = send.expect("the root has send blocks");
@@ -407,14 +438,10 @@ pub fn scatter(
             t
         }
     });
-    let nodebuf = match &stage {
-        Some(st) => Some(from_block(st, ord.first[rn])),
-        None if is_head && len > 1 => Some(Blocks::tmp(s, len, b)),
-        None => None,
-    };
+    let nodebuf = place.nodebuf(s, stage.as_ref(), b);
     // 1. The root sends each head its node's run.
     if is_head {
-        on(c, s, &h, |_, s| match &stage {
+        on(c, s, h, |_, s| match &stage {
             Some(st) => {
                 for k in (0..l.nodes()).filter(|&k| k != rn) {
                     s.send(k as i32, ord.run(st, k));
@@ -431,8 +458,8 @@ pub fn scatter(
     }
     // 2. Each head scatters on its node.
     if len > 1 {
-        let hp = head_pos(l, &h, c.rank);
-        on(c, s, &node, |sc, s| {
+        let hp = head_pos(l, h, c.rank);
+        on(c, s, node, |sc, s| {
             scatter::binomial(sc, s, nodebuf.as_ref(), recv, b, hp)
         });
     } else if let (Some(nb), Some(r)) = (&nodebuf, recv) {
@@ -460,8 +487,10 @@ pub fn allgather_multi_object_ring(
     let k = l.local_of[me] as usize;
     let node = l.node_members(c.rank).clone();
     let at = |node: usize, local: usize| l.members[node % n_nodes][local] as usize;
-    let next = at(n + 1, k) as i32;
-    let prev = at(n + n_nodes - 1, k) as i32;
+    // Ring k: the k-th ranks of the nodes, in node order (nodes of one size).
+    let ring = l.object_group(k);
+    let next = ring[(n + 1) % n_nodes];
+    let prev = ring[(n + n_nodes - 1) % n_nodes];
     for step in 0..n_nodes {
         // The block this rank got last round (its own in round 0): from node n - step.
         let src = (n + n_nodes - step) % n_nodes;

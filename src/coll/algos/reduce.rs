@@ -54,6 +54,18 @@ impl Elems {
         }
     }
 
+    /// The tuning query for a reduction of these elements on `p` ranks.
+    pub fn query(&self, p: i32) -> Query {
+        Query {
+            comm_size: p,
+            avg_msg_size: self.proto.bytes,
+            total_msg_size: self.proto.bytes,
+            count: self.count,
+            commutative: self.reducer.commutative,
+            ..Default::default()
+        }
+    }
+
     /// The transfer description of the buffer with base `base`.
     pub fn span(&self, base: usize) -> Span {
         let mut s = self.proto.clone();
@@ -223,15 +235,7 @@ impl Acc {
 /// base `recv` at `root`, with the radix the tuning table picks
 /// ([`crate::coll::tuning`]; `HYMPI_REDUCE_ALGORITHM=knomial[:k=N]|binomial` overrides).
 pub fn reduce(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize, root: i32) {
-    let q = Query {
-        comm_size: c.size,
-        avg_msg_size: e.proto.bytes,
-        total_msg_size: e.proto.bytes,
-        count: e.count,
-        commutative: e.reducer.commutative,
-        ..Default::default()
-    };
-    let k = tuning::select(Coll::Reduce, &q).k as i32;
+    let k = tuning::select(Coll::Reduce, &e.query(c.size)).k as i32;
     knomial(c, s, e, send, recv, root, k);
 }
 
