@@ -41,25 +41,47 @@ fn done_request(rt: &mut Runtime, win: MPI_Win, target: c_int) -> MpiResult<usiz
     Ok(rt.reqs.handle(rid))
 }
 
-/// Runs one operation (`op`, on target rank `target` of `win`) under the runtime; with a
-/// `request` (the `MPI_R*` forms), also stores its request, complete at once.
+/// Runs one operation (`op`, on target rank `target` of `win`) under the runtime, and its
+/// request to another node's rank outside it; with a `request` (the `MPI_R*` forms), also
+/// stores its request, complete at once.
 unsafe fn issue(
     win: MPI_Win,
     target: c_int,
     request: Option<*mut MPI_Request>,
-    op: impl FnOnce(&Runtime) -> MpiResult<()>,
+    op: impl FnOnce(&Runtime) -> rma::Issued,
 ) -> MpiResult<()> {
     let slot = match request {
         Some(r) => Some(out(r, "request")?),
         None => None,
     };
-    let h = runtime::with(|rt| {
-        op(rt)?;
-        match slot {
-            Some(_) => done_request(rt, win, target).map(Some),
-            None => Ok(None),
-        }
+    let wants_request = slot.is_some();
+    let (now, deferred, mut h) = runtime::with(|rt| {
+        let (now, deferred) = match op(rt)? {
+            // A request to another node's rank: kept for the next synchronization, or run
+            // at once (dynamic windows).
+            Some(call) => {
+                let now = rma::defer_op(rt, win as usize, call)?;
+                let deferred = now.is_none();
+                (now, deferred)
+            }
+            None => (None, false),
+        };
+        let h = if wants_request && now.is_none() && !deferred {
+            Some(done_request(rt, win, target)?)
+        } else {
+            None
+        };
+        Ok((now, deferred, h))
     })?;
+    if let Some(call) = now {
+        rma::net::run(vec![call])?;
+    } else if deferred && wants_request {
+        // The request forms complete their operation before the request is handed out.
+        rma::settle(win as usize)?;
+    }
+    if wants_request && h.is_none() {
+        h = Some(runtime::with(|rt| done_request(rt, win, target))?);
+    }
     if let (Some(s), Some(h)) = (slot, h) {
         *s = h as MPI_Request;
     }
@@ -535,18 +557,30 @@ pub(crate) unsafe fn MPI_Compare_and_swap(
         result: result_addr as usize,
     };
     let t = target(target_rank, target_disp, 1, datatype)?;
-    runtime::with(|rt| rma::compare_and_swap(rt, win as usize, swap, &t))
+    if let Some(call) = runtime::with(|rt| rma::compare_and_swap(rt, win as usize, swap, &t))? {
+        rma::net::run(vec![call])?;
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
 // synchronization
 
 pub(crate) unsafe fn MPI_Win_fence(assert: c_int, win: MPI_Win) -> MpiResult<()> {
-    let comm = runtime::with(|rt| rma::fence(rt, win as usize, assert))?;
+    let (comm, pending) = runtime::with(|rt| {
+        let comm = rma::fence(rt, win as usize, assert)?;
+        Ok((comm, rma::has_pending(rt, win as usize)))
+    })?;
+    // The fence synchronizes even when an operation failed (reported after).
+    let settled = if pending {
+        rma::settle(win as usize)
+    } else {
+        Ok(())
+    };
     // SAFETY: the window's own communicator, valid while the window lives.
     unsafe { super::coll::MPI_Barrier(comm as MPI_Comm)? };
     rma::fence_memory();
-    Ok(())
+    settled
 }
 
 /// The window ranks of group handle `group`.
@@ -559,7 +593,7 @@ fn group_ranks(win: MPI_Win, group: MPI_Group) -> MpiResult<Vec<i32>> {
 
 pub(crate) unsafe fn MPI_Win_post(group: MPI_Group, assert: c_int, win: MPI_Win) -> MpiResult<()> {
     let ranks = group_ranks(win, group)?;
-    runtime::with(|rt| rma::post(rt, win as usize, ranks, assert))
+    rma::post(win as usize, ranks, assert)
 }
 
 pub(crate) unsafe fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win) -> MpiResult<()> {
@@ -568,7 +602,7 @@ pub(crate) unsafe fn MPI_Win_start(group: MPI_Group, assert: c_int, win: MPI_Win
 }
 
 pub(crate) unsafe fn MPI_Win_complete(win: MPI_Win) -> MpiResult<()> {
-    runtime::with(|rt| rma::complete(rt, win as usize))
+    rma::complete(win as usize)
 }
 
 pub(crate) unsafe fn MPI_Win_wait(win: MPI_Win) -> MpiResult<()> {
@@ -598,7 +632,7 @@ pub(crate) unsafe fn MPI_Win_lock(
 }
 
 pub(crate) unsafe fn MPI_Win_unlock(rank: c_int, win: MPI_Win) -> MpiResult<()> {
-    runtime::with(|rt| rma::unlock(rt, win as usize, rank))
+    rma::unlock(win as usize, rank)
 }
 
 pub(crate) unsafe fn MPI_Win_lock_all(assert: c_int, win: MPI_Win) -> MpiResult<()> {
@@ -606,27 +640,48 @@ pub(crate) unsafe fn MPI_Win_lock_all(assert: c_int, win: MPI_Win) -> MpiResult<
 }
 
 pub(crate) unsafe fn MPI_Win_unlock_all(win: MPI_Win) -> MpiResult<()> {
-    runtime::with(|rt| rma::unlock_all(rt, win as usize))
+    rma::unlock_all(win as usize)
 }
 
 pub(crate) unsafe fn MPI_Win_flush(rank: c_int, win: MPI_Win) -> MpiResult<()> {
-    runtime::with(|rt| rma::flush(rt, win as usize, Some(rank)))
+    flush(win, Some(rank))
 }
 
 pub(crate) unsafe fn MPI_Win_flush_all(win: MPI_Win) -> MpiResult<()> {
-    runtime::with(|rt| rma::flush(rt, win as usize, None))
+    flush(win, None)
 }
 
 pub(crate) unsafe fn MPI_Win_flush_local(rank: c_int, win: MPI_Win) -> MpiResult<()> {
-    runtime::with(|rt| rma::flush(rt, win as usize, Some(rank)))
+    flush(win, Some(rank))
 }
 
 pub(crate) unsafe fn MPI_Win_flush_local_all(win: MPI_Win) -> MpiResult<()> {
-    runtime::with(|rt| rma::flush(rt, win as usize, None))
+    flush(win, None)
+}
+
+/// The flushes: the epoch checked, memory ordered, requests to other nodes completed.
+fn flush(win: MPI_Win, target: Option<c_int>) -> MpiResult<()> {
+    let pending = runtime::with(|rt| {
+        rma::flush(rt, win as usize, target)?;
+        if rma::spans(rt, win as usize) {
+            rt.progress()?;
+        }
+        Ok(rma::has_pending(rt, win as usize))
+    })?;
+    if pending {
+        rma::settle(win as usize)?;
+    }
+    Ok(())
 }
 
 pub(crate) unsafe fn MPI_Win_sync(win: MPI_Win) -> MpiResult<()> {
-    runtime::with(|rt| rt.win(win as usize).map(|_| ()))?;
+    runtime::with(|rt| {
+        rt.win(win as usize)?;
+        if rma::spans(rt, win as usize) {
+            rt.progress()?;
+        }
+        Ok(())
+    })?;
     rma::fence_memory();
     Ok(())
 }

@@ -36,6 +36,9 @@ pub mod tag {
     pub const WIN: i32 = super::INTERNAL_TAG_MAX - 7;
     /// Open files (`core::io`): open, close, views, ordered and collective access.
     pub const FILE: i32 = super::INTERNAL_TAG_MAX - 8;
+    /// One-sided requests to a window's server (`core::rma::net`), on the window's
+    /// communicator.
+    pub const RMA: i32 = super::INTERNAL_TAG_MAX - 9;
     /// Base of tags derived from user tags (`MPI_Comm_create_group`) and string tags:
     /// `USER_BASE - (t mod 2^24)`.
     pub const USER_BASE: i32 = super::INTERNAL_TAG_MAX - 16;
@@ -43,6 +46,12 @@ pub mod tag {
     /// The internal tag for user tag or hash `t`.
     pub fn derived(t: u64) -> i32 {
         USER_BASE - (t % (1 << 24)) as i32
+    }
+
+    /// The tag of a window server's answer numbered `seq`: in the derived tags' range, free
+    /// on a window's communicator, which is private and never builds communicators.
+    pub fn rma_reply(seq: u64) -> i32 {
+        derived(seq)
     }
 
     /// Base of the tags of communicator constructions numbered by their parent

@@ -24,6 +24,9 @@ pub enum Place {
         /// The window base in its address space (0 for dynamic windows).
         base: usize,
     },
+    /// On another node: reached through its window server (`rma::net`); shapes hold offsets
+    /// from its window base (addresses, for dynamic windows).
+    OtherNode,
 }
 
 /// A buffer described by (address, count, datatype): one contiguous run, or a layout.
@@ -114,7 +117,7 @@ impl Shape {
     }
 
     /// The memory segments (address, length), in packed order.
-    fn segments(&self) -> Vec<(usize, usize)> {
+    pub fn segments(&self) -> Vec<(usize, usize)> {
         match self {
             Shape::Contig { addr, len } => vec![(*addr, *len)],
             Shape::Spread { addr, layout } => {
@@ -127,7 +130,7 @@ impl Shape {
     ///
     /// # Safety
     /// The shape's memory must be readable here.
-    unsafe fn pack(&self, out: &mut [u8]) {
+    pub unsafe fn pack(&self, out: &mut [u8]) {
         match self {
             // SAFETY: caller guarantee; `out` is ours, distinct from the user's memory.
             Shape::Contig { addr, len } => unsafe {
@@ -142,7 +145,7 @@ impl Shape {
     ///
     /// # Safety
     /// The shape's memory must be writable here and not overlap `data`.
-    unsafe fn unpack(&self, data: &[u8]) {
+    pub unsafe fn unpack(&self, data: &[u8]) {
         match self {
             // SAFETY: caller guarantee.
             Shape::Contig { addr, len } => unsafe {
@@ -152,6 +155,13 @@ impl Shape {
             Shape::Spread { addr, layout } => unsafe { layout.unpack(*addr, 0, data) },
         }
     }
+}
+
+fn other_node<T>() -> MpiResult<T> {
+    fail(
+        MPI_ERR_INTERN,
+        "a target on another node is reached through its window server",
+    )
 }
 
 fn cma_failed<T>(e: std::io::Error) -> MpiResult<T> {
@@ -169,6 +179,7 @@ pub unsafe fn read_target(place: Place, t: &Shape, out: &mut [u8]) -> MpiResult<
     match place {
         // SAFETY: caller guarantee.
         Place::Mapped(_) => unsafe { t.pack(out) },
+        Place::OtherNode => return other_node(),
         Place::Remote { pid, .. } => {
             let segs = t.segments();
             // SAFETY: `out` holds the segments' total; the kernel checks the remote ranges.
@@ -189,6 +200,7 @@ pub unsafe fn write_target(place: Place, t: &Shape, data: &[u8]) -> MpiResult<()
     match place {
         // SAFETY: caller guarantee.
         Place::Mapped(_) => unsafe { t.unpack(data) },
+        Place::OtherNode => return other_node(),
         Place::Remote { pid, .. } => {
             // SAFETY: a write only reads `data`, which holds the segments' total.
             if let Err(e) = unsafe {
@@ -276,7 +288,7 @@ impl Element {
     }
 
     /// Applies `origin op target` to packed element data, in place in `target`.
-    fn apply(&self, origin: &[u8], target: &mut [u8]) {
+    pub fn apply(&self, origin: &[u8], target: &mut [u8]) {
         let size = self.size;
         if size == 0 {
             return;

@@ -9,8 +9,8 @@
 //! lock word, fences and generalized active-target synchronization only synchronize. A target
 //! that never enters MPI still serves passive-target operations.
 //!
-//! Windows whose ranks span nodes are refused (`MPI_ERR_UNSUPPORTED_OPERATION`) until the
-//! network transport carries one-sided operations.
+//! A window whose ranks span nodes has one control block per node; operations to a rank on
+//! another node go to that rank's window server ([`net`]).
 
 pub mod acc_steal;
 pub mod access;
@@ -18,6 +18,7 @@ pub mod claimword;
 pub mod ctrl;
 pub mod epoch;
 pub mod lockword;
+pub mod net;
 
 use crate::core::datatype::{self, Dtype, TypeInfo};
 use crate::core::error::{fail, MpiResult};
@@ -93,6 +94,14 @@ pub struct Win {
     posts_seen: Vec<u32>,
     /// Per origin: its completes consumed by our `MPI_Win_wait`s.
     completes_seen: Vec<u32>,
+    /// The window spans nodes: what it shares with this rank's window server.
+    net: Option<Arc<net::Shared>>,
+    /// Requests to other nodes' ranks whose answers the next synchronization awaits.
+    pending: Vec<net::Started>,
+    /// Targets of unanswered operations since the last synchronization (each gets a flush).
+    unflushed: Vec<i32>,
+    /// Targets of lock releases (each gets a flush before the window is freed).
+    released: Vec<i32>,
 }
 
 /// What a window creation asks for.
@@ -202,18 +211,12 @@ pub fn create(comm: usize, spec: Spec) -> MpiResult<(usize, usize)> {
                 "windows are created on intracommunicators only",
             );
         }
-        let spans = c.members().iter().any(|&w| {
-            w != rt.world_rank as u32
-                && rt
-                    .local_of_world
-                    .get(w as usize)
-                    .is_none_or(|&l| l == u32::MAX)
-        });
-        if spans {
+        let spans = c.members().iter().any(|&w| !on_node(rt, w));
+        if spans && spec.flavor == MPI_WIN_FLAVOR_SHARED {
             return fail(
-                MPI_ERR_UNSUPPORTED_OPERATION,
-                "windows whose ranks are on different nodes are not implemented yet \
-                 (one-sided operations run on the node; README, coverage)",
+                MPI_ERR_RMA_SHARED,
+                "MPI_Win_allocate_shared needs a communicator whose ranks share memory (one \
+                 node); split one with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)",
             );
         }
         let cma = rt.shm.as_ref().is_none_or(|e| e.cma_capable());
@@ -236,13 +239,35 @@ pub fn create(comm: usize, spec: Spec) -> MpiResult<(usize, usize)> {
     }
 }
 
+/// Whether world rank `w` runs on this process's node.
+fn on_node(rt: &Runtime, w: u32) -> bool {
+    w == rt.world_rank as u32
+        || rt
+            .local_of_world
+            .get(w as usize)
+            .is_some_and(|&l| l != u32::MAX)
+}
+
 /// The collective part of [`create`] on the window's own communicator `wcomm`.
 fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(usize, usize)> {
-    let (widx, rank, n) = runtime::with(|rt| {
+    let (widx, rank, n, local) = runtime::with(|rt| {
         let (i, c) = rt.comm(wcomm)?;
-        Ok((i, c.rank, c.size))
+        let local: Vec<bool> = c.members().iter().map(|&w| on_node(rt, w)).collect();
+        Ok((i, c.rank, c.size, local))
     })?;
     let team = Team::whole(widx, n, rank, tag::WIN);
+    // The ranks of this node map one control block; its lowest rank creates it.
+    let node_ranks: Vec<i32> = (0..n).filter(|&r| local[r as usize]).collect();
+    let node_team = Team {
+        comm: widx,
+        me: node_ranks
+            .iter()
+            .position(|&r| r == rank)
+            .expect("own rank"),
+        ranks: node_ranks,
+        tag: tag::WIN,
+    };
+    let spans = node_team.ranks.len() < n as usize;
     let all = Round::new(
         team.clone(),
         None,
@@ -256,10 +281,19 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
             std::array::from_fn(|k| u64::from_ne_bytes(c[k * 8..k * 8 + 8].try_into().unwrap()))
         })
         .collect();
-    let sizes: Vec<usize> = descs.iter().map(|d| d[0] as usize).collect();
+    // Only this node's memory lies in this node's mapping.
+    let sizes: Vec<usize> = descs
+        .iter()
+        .enumerate()
+        .map(|(r, d)| if local[r] { d[0] as usize } else { 0 })
+        .collect();
     let dynamic = spec.flavor == MPI_WIN_FLAVOR_DYNAMIC;
     let owns_memory = matches!(spec.flavor, MPI_WIN_FLAVOR_ALLOCATE | MPI_WIN_FLAVOR_SHARED);
-    if !owns_memory && n > 1 && descs.iter().any(|d| d[4] & 1 == 0) {
+    let local_cma = descs
+        .iter()
+        .enumerate()
+        .all(|(r, d)| !local[r] || d[4] & 1 != 0);
+    if !owns_memory && node_team.ranks.len() > 1 && !local_cma {
         return fail(
             MPI_ERR_UNSUPPORTED_OPERATION,
             "MPI_Win_create and dynamic windows need cross-memory attach between the ranks, \
@@ -276,7 +310,7 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
     // The leader maps the block; the others attach with its key; all agree it worked.
     let mut made: Result<SharedMap, String> = Err(String::new());
     let mut key = [0u8; 16];
-    if rank == 0 {
+    if node_team.is_leader() {
         match SharedMap::create(total) {
             Ok((m, (pid, fd))) => {
                 key[..8].copy_from_slice(&pid.to_ne_bytes());
@@ -286,8 +320,8 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
             Err(e) => made = Err(e.to_string()),
         }
     }
-    let key = team::bcast(&team, key.to_vec())?;
-    if rank != 0 {
+    let key = team::bcast(&node_team, key.to_vec())?;
+    if !node_team.is_leader() {
         let pid = u64::from_ne_bytes(key[..8].try_into().unwrap());
         let fd = u64::from_ne_bytes(key[8..].try_into().unwrap());
         made = if pid == 0 {
@@ -324,6 +358,7 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
         .enumerate()
         .map(|(r, d)| Target {
             place: match spec.flavor {
+                _ if !local[r] => Place::OtherNode,
                 MPI_WIN_FLAVOR_ALLOCATE | MPI_WIN_FLAVOR_SHARED => {
                     Place::Mapped(mem_base + offs[r])
                 }
@@ -345,9 +380,18 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
     let base = match targets[rank as usize].place {
         Place::Mapped(b) => b,
         Place::Remote { base, .. } => base,
+        Place::OtherNode => unreachable!("this rank is on its own node"),
     };
     let (size, disp_unit) = (spec.size, spec.disp_unit);
     runtime::with(|rt| {
+        let net = spans.then(|| {
+            let mem = net::Memory {
+                base,
+                size,
+                dynamic: spec.flavor == MPI_WIN_FLAVOR_DYNAMIC,
+            };
+            net::serve(rt, widx, rank as usize, ctrl.clone(), mem)
+        });
         // A new window's handler is MPI_ERRORS_ARE_FATAL, whatever its communicator's.
         let errh = Errh::Fatal;
         let win = Win {
@@ -371,6 +415,10 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
             }),
             posts_seen: vec![0; n as usize],
             completes_seen: vec![0; n as usize],
+            net,
+            pending: Vec::new(),
+            unflushed: Vec::new(),
+            released: Vec::new(),
         };
         match rt.wins.insert(win) {
             Some(i) => Ok((rt.wins.handle(i), base)),
@@ -382,13 +430,28 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
 /// `MPI_Win_free` after the attributes are gone: the closing barrier, then the window and its
 /// communicator are dropped (call outside `runtime::with`).
 pub fn free(h: usize) -> MpiResult<()> {
-    let wcomm = runtime::with(|rt| {
+    let (wcomm, net) = runtime::with(|rt| {
         let (_, w) = rt.win(h)?;
         w.epochs.check_free()?;
-        Ok(w.comm)
+        Ok((w.comm, w.net.clone()))
     })?;
+    // Every request this rank sent is handled before the window goes: its releases too.
+    runtime::with(|rt| {
+        let w = rt.win_mut(h)?;
+        for t in std::mem::take(&mut w.released) {
+            if !w.unflushed.contains(&t) {
+                w.unflushed.push(t);
+            }
+        }
+        Ok(())
+    })?;
+    // An error answered is reported once the window is gone (the others are freeing it).
+    let settled = settle(h);
     // Nobody may still access this rank's memory (or the mapping) once it is gone.
     crate::core::objects::comm_build::barrier(wcomm)?;
+    if let Some(net) = net {
+        net.close()?;
+    }
     runtime::with(|rt| {
         let (i, _) = rt.win(h)?;
         let w = rt.wins.remove(i).expect("decoded window");
@@ -400,7 +463,8 @@ pub fn free(h: usize) -> MpiResult<()> {
             rt.release_comm(ci);
         }
         Ok(())
-    })
+    })?;
+    settled
 }
 
 /// A datatype as a one-sided operation needs it: predefined ones without allocating.
@@ -528,10 +592,14 @@ impl Win {
         let at = match tgt.place {
             Place::Mapped(b) => b,
             Place::Remote { base, .. } => base,
+            Place::OtherNode => 0,
         };
         let shape = ty.shape(at.wrapping_add(off as usize), t.count);
         if let Some((lo, hi)) = shape.span() {
-            let inside = if self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+            let inside = if self.flavor == MPI_WIN_FLAVOR_DYNAMIC && tgt.place == Place::OtherNode {
+                // Another node's attached regions: its server checks.
+                true
+            } else if self.flavor == MPI_WIN_FLAVOR_DYNAMIC {
                 let _g = self.ctrl.acc_lock(t.rank as usize);
                 // Dynamic displacements are addresses in the target: the regions it attached.
                 let (lo, hi) = (lo.wrapping_sub(at) as u64, hi.wrapping_sub(at) as u64);
@@ -651,40 +719,111 @@ fn direct(w: &Win, o: &Buf, t: &TargetArg) -> Option<(usize, usize, usize)> {
     Some((t.rank as usize, base + off, len))
 }
 
+/// What an operation left to do: nothing, or a request to a rank on another node, to
+/// [`defer`] or to run outside the runtime ([`net::run`]).
+pub type Issued = MpiResult<Option<net::Call>>;
+
+/// Sends `call` (an operation of window `win`) and keeps it for the next synchronization;
+/// on a dynamic window (whose ranges only the target can check, an error the call itself
+/// should report) it hands the call back to be run at once.
+pub fn defer_op(rt: &mut Runtime, win: usize, call: net::Call) -> Issued {
+    if rt.win(win)?.1.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+        return Ok(Some(call));
+    }
+    defer(rt, win, call).map(|_| None)
+}
+
+/// Sends `call` (of window `win`) and keeps it for the next synchronization.
+fn defer(rt: &mut Runtime, win: usize, call: net::Call) -> MpiResult<()> {
+    let comm = rt.win(win)?.1.comm;
+    let (ci, _) = rt.comm(comm)?;
+    let (target, released) = (call.unflushed_target(), call.released_target());
+    let started = net::start(rt, ci, call)?;
+    let w = rt.win_mut(win)?;
+    w.pending.push(started);
+    if let Some(t) = target.filter(|t| !w.unflushed.contains(t)) {
+        w.unflushed.push(t);
+    }
+    if let Some(t) = released.filter(|t| !w.released.contains(t)) {
+        w.released.push(t);
+    }
+    Ok(())
+}
+
+/// Whether window `win` spans nodes (its synchronization calls then also progress, so a
+/// process spinning on them serves the other nodes' requests to it).
+pub fn spans(rt: &Runtime, win: usize) -> bool {
+    rt.win(win).is_ok_and(|(_, w)| w.net.is_some())
+}
+
+/// Whether window `win` has deferred requests (then [`settle`] them).
+pub fn has_pending(rt: &Runtime, win: usize) -> bool {
+    rt.win(win).is_ok_and(|(_, w)| !w.pending.is_empty())
+}
+
+/// Completes the deferred requests of window `win`: waits for their answers, lands fetched
+/// data, reports the first error (call outside `runtime::with`).
+pub fn settle(win: usize) -> MpiResult<()> {
+    let pending = runtime::with(|rt| {
+        let w = rt.win_mut(win)?;
+        let (mut pending, targets) = (
+            std::mem::take(&mut w.pending),
+            std::mem::take(&mut w.unflushed),
+        );
+        let comm = w.comm;
+        let (ci, _) = rt.comm(comm)?;
+        // Each target of unanswered operations answers a flush once it has done them.
+        for t in targets {
+            pending.push(net::start(rt, ci, net::Call::flush(comm, t))?);
+        }
+        Ok(pending)
+    })?;
+    net::finish(pending)
+}
+
 /// `MPI_Put` (and `MPI_Rput`).
-pub fn put(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> MpiResult<()> {
+pub fn put(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Issued {
     let (_, w) = rt.win(win)?;
     if let Some((_, at, len)) = direct(w, o, t) {
         // SAFETY: the origin holds `len` bytes (C contract); the target range lies in the
         // target's mapped window memory (checked); they may overlap (our own window).
         unsafe { std::ptr::copy(o.addr as *const u8, at as *mut u8, len) };
-        return Ok(());
+        return Ok(None);
     }
     let Some(r) = w.resolve(rt, t)? else {
-        return Ok(());
+        return Ok(None);
     };
     let (os, _) = local_shape(rt, o)?;
     same_bytes("origin", os.bytes(), r.shape.bytes())?;
+    if r.place == Place::OtherNode {
+        let answered = w.answer_next();
+        // SAFETY: the origin buffer is the caller's (C contract).
+        let call = unsafe { net::Call::put(w.comm, t.rank, &os, &r.shape, answered) };
+        return Ok(Some(call));
+    }
     // SAFETY: the origin buffer is the caller's (C contract); the target range was checked
     // against the target's window (mapped here, or written through the kernel).
-    unsafe { access::put(r.place, &os, &r.shape) }
+    unsafe { access::put(r.place, &os, &r.shape) }.map(|_| None)
 }
 
 /// `MPI_Get` (and `MPI_Rget`).
-pub fn get(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> MpiResult<()> {
+pub fn get(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Issued {
     let (_, w) = rt.win(win)?;
     if let Some((_, at, len)) = direct(w, o, t) {
         // SAFETY: as in `put`, the other way.
         unsafe { std::ptr::copy(at as *const u8, o.addr as *mut u8, len) };
-        return Ok(());
+        return Ok(None);
     }
     let Some(r) = w.resolve(rt, t)? else {
-        return Ok(());
+        return Ok(None);
     };
     let (os, _) = local_shape(rt, o)?;
     same_bytes("origin", os.bytes(), r.shape.bytes())?;
+    if r.place == Place::OtherNode {
+        return Ok(Some(net::Call::get(w.comm, t.rank, os, &r.shape)));
+    }
     // SAFETY: as in `put`.
-    unsafe { access::get(r.place, &os, &r.shape) }
+    unsafe { access::get(r.place, &os, &r.shape) }.map(|_| None)
 }
 
 /// `MPI_Accumulate` and `MPI_Get_accumulate` (`result` given), and their request forms.
@@ -695,7 +834,7 @@ pub fn accumulate(
     result: Option<&Buf>,
     t: &TargetArg,
     op: usize,
-) -> MpiResult<()> {
+) -> Issued {
     let (_, w) = rt.win(win)?;
     if result.is_none() {
         if let Some((rank, at, len)) = direct(w, o, t) {
@@ -707,20 +846,20 @@ pub fn accumulate(
                 // SAFETY: both runs hold `n` whole elements (checked in `direct`); the
                 // accumulate lock makes the update atomic; `apply_raw` copes with overlap.
                 unsafe { reducer.apply_raw(n, o.addr as *const u8, at as *mut u8) };
-                return Ok(());
+                return Ok(None);
             }
         }
     }
     let Some(r) = w.resolve(rt, t)? else {
         // Still check the op (an error even to MPI_PROC_NULL).
         rt.op(op)?;
-        return Ok(());
+        return Ok(None);
     };
     if r.shape.bytes() == 0 {
         // Nothing to combine: any valid op goes, whatever the type (as in MPICH; mpi4py
         // probes support with a zero-count MPI_SUM on MPI_BYTE).
         rt.op(op)?;
-        return Ok(());
+        return Ok(None);
     }
     let no_op = op == MPI_NO_OP;
     let origin = if no_op && result.is_some() {
@@ -741,14 +880,24 @@ pub fn accumulate(
         None => None,
     };
     if el.is_none() && res.is_none() {
-        return Ok(());
+        return Ok(None);
     }
     let empty = Shape::Contig { addr: 0, len: 0 };
     let os = origin.as_ref().map(|(s, _)| s).unwrap_or(&empty);
+    if r.place == Place::OtherNode {
+        let basic = r.ty.basic().expect("checked by `element`");
+        let op = if el.is_none() { MPI_NO_OP } else { op };
+        let answered = w.answer_next();
+        let (comm, shape) = (w.comm, &r.shape);
+        // SAFETY: the origin buffer is the caller's (C contract).
+        let call =
+            unsafe { net::Call::accumulate(comm, t.rank, os, shape, res, op, basic, answered) };
+        return Ok(Some(call));
+    }
     let _g = w.ctrl.acc_lock(r.rank);
     if let Some(task) = stealable(w, &r, os, res.is_some(), el.as_ref(), op) {
         if acc_steal::run(&w.ctrl, r.rank, task) {
-            return Ok(());
+            return Ok(None);
         }
         return fail(
             MPI_ERR_OTHER,
@@ -757,7 +906,7 @@ pub fn accumulate(
     }
     // SAFETY: as in `put`; the accumulate lock makes the read-modify-write atomic with
     // respect to every other accumulate to this target.
-    unsafe { access::accumulate(r.place, os, &r.shape, res.as_ref(), el.as_ref()) }
+    unsafe { access::accumulate(r.place, os, &r.shape, res.as_ref(), el.as_ref()) }.map(|_| None)
 }
 
 /// The accumulate as a task waiting processes may share (`acc_steal`): large, contiguous on
@@ -809,11 +958,11 @@ pub struct Swap {
 }
 
 /// `MPI_Compare_and_swap` (`t.count` is 1).
-pub fn compare_and_swap(rt: &Runtime, win: usize, s: Swap, t: &TargetArg) -> MpiResult<()> {
+pub fn compare_and_swap(rt: &Runtime, win: usize, s: Swap, t: &TargetArg) -> Issued {
     let (origin, compare, result) = (s.origin, s.compare, s.result);
     let (_, w) = rt.win(win)?;
     let Some(r) = w.resolve(rt, t)? else {
-        return Ok(());
+        return Ok(None);
     };
     let Ty::Basic { info, .. } = &r.ty else {
         return fail(
@@ -821,10 +970,18 @@ pub fn compare_and_swap(rt: &Runtime, win: usize, s: Swap, t: &TargetArg) -> Mpi
             "MPI_Compare_and_swap takes a predefined datatype",
         );
     };
+    if r.place == Place::OtherNode {
+        let bufs = (origin, compare, result);
+        // SAFETY: the three local buffers hold one element each (C contract).
+        let call =
+            unsafe { net::Call::compare_and_swap(w.comm, t.rank, bufs, &r.shape, info.size) };
+        return Ok(Some(call));
+    }
     let _g = w.ctrl.acc_lock(r.rank);
     // SAFETY: the three local buffers hold one element each (C contract); the target was
     // checked as in `put`; the accumulate lock makes the swap atomic.
     unsafe { access::compare_and_swap(r.place, origin, compare, result, &r.shape, info.size) }
+        .map(|_| None)
 }
 
 /// Window ranks of the world ranks `members` (`MPI_ERR_RANK` when one is not in the window).
@@ -869,20 +1026,44 @@ pub fn fence_memory() {
     memory_fence(Ordering::SeqCst);
 }
 
-/// `MPI_Win_post` to window ranks `group`.
-pub fn post(rt: &mut Runtime, win: usize, group: Vec<i32>, assert: i32) -> MpiResult<()> {
-    check_assert(assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT)?;
-    let w = rt.win_mut(win)?;
-    w.epochs.post(group.clone())?;
-    fence_memory();
-    if assert & MPI_MODE_NOCHECK == 0 {
-        for &o in &group {
-            w.ctrl
-                .post_count(w.rank as usize, o as usize)
-                .fetch_add(1, Ordering::Release);
-        }
+impl Win {
+    /// Whether the next put or accumulate to another node should be answered: on dynamic
+    /// windows always (the call reports range errors), else when nothing is pending, so a
+    /// lone operation's flush waits for its answer instead of sending a flush of its own
+    /// (one round trip, not a message more), while a stream of them goes unanswered.
+    fn answer_next(&self) -> bool {
+        self.flavor == MPI_WIN_FLAVOR_DYNAMIC || self.pending.is_empty()
     }
-    Ok(())
+
+    /// Whether window rank `r` is on another node.
+    fn elsewhere(&self, r: i32) -> bool {
+        self.targets[r as usize].place == Place::OtherNode
+    }
+}
+
+/// `MPI_Win_post` to window ranks `group` (call outside `runtime::with`: origins on other
+/// nodes are told by message).
+pub fn post(win: usize, group: Vec<i32>, assert: i32) -> MpiResult<()> {
+    check_assert(assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT)?;
+    let calls = runtime::with(|rt| {
+        let w = rt.win_mut(win)?;
+        w.epochs.post(group.clone())?;
+        fence_memory();
+        let mut calls = Vec::new();
+        if assert & MPI_MODE_NOCHECK == 0 {
+            for &o in &group {
+                if w.elsewhere(o) {
+                    calls.push(net::Call::sync(w.comm, o, net::Kind::Post, None));
+                } else {
+                    w.ctrl
+                        .post_count(w.rank as usize, o as usize)
+                        .fetch_add(1, Ordering::Release);
+                }
+            }
+        }
+        Ok(calls)
+    })?;
+    net::run(calls)
 }
 
 /// `MPI_Win_start` on window ranks `group`: waits for their posts (unless `MPI_MODE_NOCHECK`).
@@ -909,17 +1090,29 @@ pub fn start(win: usize, group: Vec<i32>, assert: i32) -> MpiResult<()> {
     Ok(())
 }
 
-/// `MPI_Win_complete`.
-pub fn complete(rt: &mut Runtime, win: usize) -> MpiResult<()> {
-    let w = rt.win_mut(win)?;
-    let group = w.epochs.complete()?;
-    fence_memory();
-    for t in group {
-        w.ctrl
-            .complete_count(t as usize, w.rank as usize)
-            .fetch_add(1, Ordering::Release);
-    }
-    Ok(())
+/// `MPI_Win_complete` (call outside `runtime::with`: targets on other nodes are told by
+/// message).
+pub fn complete(win: usize) -> MpiResult<()> {
+    // The epoch ends even when an operation failed (reported after).
+    let settled = settle(win);
+    let calls = runtime::with(|rt| {
+        let w = rt.win_mut(win)?;
+        let group = w.epochs.complete()?;
+        fence_memory();
+        let mut calls = Vec::new();
+        for t in group {
+            if w.elsewhere(t) {
+                calls.push(net::Call::sync(w.comm, t, net::Kind::Complete, None));
+            } else {
+                w.ctrl
+                    .complete_count(t as usize, w.rank as usize)
+                    .fetch_add(1, Ordering::Release);
+            }
+        }
+        Ok(calls)
+    })?;
+    net::run(calls)?;
+    settled
 }
 
 /// `MPI_Win_test` (and one step of `MPI_Win_wait`): whether every origin of the exposure
@@ -954,10 +1147,10 @@ pub fn wait(win: usize) -> MpiResult<()> {
 pub fn lock(win: usize, kind: i32, target: i32, assert: i32) -> MpiResult<()> {
     check_assert(assert, MPI_MODE_NOCHECK)?;
     let kind = LockKind::from_arg(kind)?;
-    let proc_null = runtime::with(|rt| {
+    let found = runtime::with(|rt| {
         let (_, w) = rt.win(win)?;
         if target == MPI_PROC_NULL {
-            return Ok(true);
+            return Ok(None);
         }
         if target < 0 || target >= w.size {
             return fail(
@@ -966,13 +1159,20 @@ pub fn lock(win: usize, kind: i32, target: i32, assert: i32) -> MpiResult<()> {
             );
         }
         w.epochs.check_lock(target)?;
-        Ok(false)
+        Ok(Some((w.comm, w.elsewhere(target))))
     })?;
-    if proc_null {
+    let Some((comm, elsewhere)) = found else {
         return Ok(());
-    }
+    };
     let taken = assert & MPI_MODE_NOCHECK == 0;
-    if taken {
+    if taken && elsewhere {
+        net::run(vec![net::Call::sync(
+            comm,
+            target,
+            net::Kind::Lock,
+            Some(kind),
+        )])?;
+    } else if taken {
         runtime::wait_for(|rt| {
             let (_, w) = rt.win(win)?;
             Ok(w.ctrl.try_lock(target as usize, kind).then_some(()))
@@ -990,42 +1190,74 @@ pub fn lock(win: usize, kind: i32, target: i32, assert: i32) -> MpiResult<()> {
     Ok(())
 }
 
-/// `MPI_Win_unlock`.
-pub fn unlock(rt: &mut Runtime, win: usize, target: i32) -> MpiResult<()> {
-    let w = rt.win_mut(win)?;
-    if target == MPI_PROC_NULL {
-        return Ok(());
+/// `MPI_Win_unlock` (call outside `runtime::with`: a target on another node is told by
+/// message).
+pub fn unlock(win: usize, target: i32) -> MpiResult<()> {
+    let far = runtime::with(|rt| {
+        let (_, w) = rt.win(win)?;
+        Ok(target >= 0 && target < w.size && w.elsewhere(target))
+    })?;
+    // Operations to ranks on the node are complete; those to other nodes complete here: a
+    // release to another node goes right after them and its answer (when one is pending)
+    // stands for their flush, else they settle first. Either way the lock is released even
+    // when an operation failed (reported after).
+    let settled = if far { Ok(()) } else { settle(win) };
+    runtime::with(|rt| {
+        let w = rt.win_mut(win)?;
+        if target == MPI_PROC_NULL {
+            return Ok(());
+        }
+        if target < 0 || target >= w.size {
+            return fail(
+                MPI_ERR_RANK,
+                format!("target rank {target} is not in the window"),
+            );
+        }
+        let held = w.epochs.unlock(target)?;
+        fence_memory();
+        if held.taken && far {
+            let answered = !w.pending.is_empty() || w.unflushed.contains(&target);
+            w.unflushed.retain(|&t| t != target || !answered);
+            let call = net::Call::unlock(w.comm, target, held.kind, answered);
+            defer(rt, win, call)?;
+        } else if held.taken {
+            w.ctrl.unlock(target as usize, held.kind);
+        }
+        Ok(())
+    })?;
+    if far {
+        settle(win)
+    } else {
+        settled
     }
-    if target < 0 || target >= w.size {
-        return fail(
-            MPI_ERR_RANK,
-            format!("target rank {target} is not in the window"),
-        );
-    }
-    let held = w.epochs.unlock(target)?;
-    fence_memory();
-    if held.taken {
-        w.ctrl.unlock(target as usize, held.kind);
-    }
-    Ok(())
 }
 
 /// `MPI_Win_lock_all`: a shared lock on every rank.
 pub fn lock_all(win: usize, assert: i32) -> MpiResult<()> {
     check_assert(assert, MPI_MODE_NOCHECK)?;
-    let n = runtime::with(|rt| {
+    let (comm, elsewhere) = runtime::with(|rt| {
         let (_, w) = rt.win(win)?;
         w.epochs.check_lock_all()?;
-        Ok(w.size)
+        Ok((
+            w.comm,
+            (0..w.size).map(|t| w.elsewhere(t)).collect::<Vec<_>>(),
+        ))
     })?;
     let taken = assert & MPI_MODE_NOCHECK == 0;
     if taken {
-        for t in 0..n as usize {
+        let mut calls = Vec::new();
+        for (t, &far) in elsewhere.iter().enumerate() {
+            if far {
+                let shared = Some(LockKind::Shared);
+                calls.push(net::Call::sync(comm, t as i32, net::Kind::Lock, shared));
+                continue;
+            }
             runtime::wait_for(|rt| {
                 let (_, w) = rt.win(win)?;
                 Ok(w.ctrl.try_lock(t, LockKind::Shared).then_some(()))
             })?;
         }
+        net::run(calls)?;
     }
     runtime::with(|rt| {
         rt.win_mut(win)?.epochs.locked_all(taken);
@@ -1035,21 +1267,38 @@ pub fn lock_all(win: usize, assert: i32) -> MpiResult<()> {
     Ok(())
 }
 
-/// `MPI_Win_unlock_all`.
-pub fn unlock_all(rt: &mut Runtime, win: usize) -> MpiResult<()> {
-    let w = rt.win_mut(win)?;
-    let taken = w.epochs.unlock_all()?;
-    fence_memory();
-    if taken {
-        for t in 0..w.size as usize {
-            w.ctrl.unlock(t, LockKind::Shared);
+/// `MPI_Win_unlock_all` (call outside `runtime::with`).
+pub fn unlock_all(win: usize) -> MpiResult<()> {
+    // As in `unlock`.
+    let settled = settle(win);
+    runtime::with(|rt| {
+        let w = rt.win_mut(win)?;
+        let taken = w.epochs.unlock_all()?;
+        fence_memory();
+        if !taken {
+            return Ok(());
         }
-    }
-    Ok(())
+        let comm = w.comm;
+        let mut far = Vec::new();
+        for t in 0..w.size {
+            if w.elsewhere(t) {
+                far.push(t);
+            } else {
+                w.ctrl.unlock(t as usize, LockKind::Shared);
+            }
+        }
+        for t in far {
+            let shared = Some(LockKind::Shared);
+            defer(rt, win, net::Call::sync(comm, t, net::Kind::Unlock, shared))?;
+        }
+        Ok(())
+    })?;
+    settled
 }
 
-/// The flushes: operations complete when issued, so a flush checks its epoch and orders
-/// memory. `target` `None`: every target.
+/// The flushes: operations on the node complete when issued, so a flush checks its epoch and
+/// orders memory (the caller then [`settle`]s requests to other nodes). `target` `None`:
+/// every target.
 pub fn flush(rt: &Runtime, win: usize, target: Option<i32>) -> MpiResult<()> {
     let (_, w) = rt.win(win)?;
     match target {
@@ -1146,6 +1395,6 @@ pub fn shared_query(rt: &Runtime, win: usize, rank: i32) -> MpiResult<(usize, is
         // an `MPI_Win_create`d one (MPI-4.1 allows the query on those flavours).
         (_, Place::Mapped(b)) => Ok((t.size, t.disp_unit, b)),
         // Another process's private memory: no load/store access (MPI-4.1: size 0, NULL).
-        (_, Place::Remote { .. }) => Ok((0, t.disp_unit, 0)),
+        (_, Place::Remote { .. } | Place::OtherNode) => Ok((0, t.disp_unit, 0)),
     }
 }
