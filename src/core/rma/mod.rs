@@ -289,11 +289,9 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
         .collect();
     let dynamic = spec.flavor == MPI_WIN_FLAVOR_DYNAMIC;
     let owns_memory = matches!(spec.flavor, MPI_WIN_FLAVOR_ALLOCATE | MPI_WIN_FLAVOR_SHARED);
-    let local_cma = descs
-        .iter()
-        .enumerate()
-        .all(|(r, d)| !local[r] || d[4] & 1 != 0);
-    if !owns_memory && node_team.ranks.len() > 1 && !local_cma {
+    // A rank without cross-memory attach has node peers (a rank alone on its node reports
+    // it capable), and every rank sees every descriptor: all agree on the refusal.
+    if !owns_memory && n > 1 && descs.iter().any(|d| d[4] & 1 == 0) {
         return fail(
             MPI_ERR_UNSUPPORTED_OPERATION,
             "MPI_Win_create and dynamic windows need cross-memory attach between the ranks, \
