@@ -612,11 +612,13 @@ pub(crate) unsafe fn MPI_Win_wait(win: MPI_Win) -> MpiResult<()> {
 pub(crate) unsafe fn MPI_Win_test(win: MPI_Win, flag: *mut c_int) -> MpiResult<()> {
     let flag = out(flag, "flag")?;
     let done = runtime::with(|rt| {
-        let done = rma::test(rt, win as usize)?;
-        if !done {
-            rt.progress()?;
+        if rma::test(rt, win as usize)? {
+            return Ok(true);
         }
-        Ok(done)
+        // A completion that already arrived (another node's, still queued for this rank's
+        // window server) counts: progress, then look again.
+        rt.progress()?;
+        rma::test(rt, win as usize)
     })?;
     *flag = done as c_int;
     Ok(())
