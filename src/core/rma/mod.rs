@@ -679,17 +679,25 @@ fn element(rt: &Runtime, op: usize, tty: &Ty, oty: Option<&Ty>) -> MpiResult<Opt
             );
         }
     }
+    basic_element(rt, op, basic).map(Some)
+}
+
+/// The element of predefined type `basic` and the reduction of builtin `op` on it (also for
+/// the window server, whose request names both).
+fn basic_element(rt: &Runtime, op: usize, basic: usize) -> MpiResult<Element> {
     let reducer = rt.accumulate_reducer(op, basic)?;
-    let info = datatype::predefined(basic).expect("a basic type is predefined");
+    let Some(info) = datatype::predefined(basic) else {
+        return fail(MPI_ERR_TYPE, "not a predefined element type");
+    };
     let spread = (info.extent != info.size)
         .then(|| Arc::new(Dtype::predefined(basic).expect("a basic type is predefined")));
-    Ok(Some(Element {
+    Ok(Element {
         reducer,
         handle: basic,
         size: info.size,
         extent: info.extent,
         spread,
-    }))
+    })
 }
 
 /// The common case in one step: origin and target of the same predefined hole-free type and

@@ -21,7 +21,7 @@
 //! the target's window base (addresses for dynamic windows), then the origin data packed.
 //! An answer: a word with the MPI error class (0: success), then the data or the message.
 
-use crate::core::datatype::{self, Dtype};
+use crate::core::datatype;
 use crate::core::error::{fail, MpiResult};
 use crate::core::objects::team::{self, tag};
 use crate::core::op::Builtin;
@@ -783,21 +783,9 @@ fn element(rt: &Runtime, op: usize, basic: usize) -> Result<Option<Element>, Ref
     if Builtin::from_handle(op) == Some(Builtin::NoOp) {
         return Ok(None);
     }
-    let reducer = rt
-        .accumulate_reducer(op, basic)
-        .map_err(|e| (e.class(), e.message().to_string()))?;
-    let Some(info) = datatype::predefined(basic) else {
-        return Err((MPI_ERR_TYPE, "not a predefined element type".into()));
-    };
-    let spread = (info.extent != info.size)
-        .then(|| Arc::new(Dtype::predefined(basic).expect("a basic type is predefined")));
-    Ok(Some(Element {
-        reducer,
-        handle: basic,
-        size: info.size,
-        extent: info.extent,
-        spread,
-    }))
+    super::basic_element(rt, op, basic)
+        .map(Some)
+        .map_err(|e| (e.class(), e.message().to_string()))
 }
 
 /// Writes `data` to the segments `at` in order.
