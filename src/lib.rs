@@ -15,4 +15,5 @@ pub mod core;
 pub mod error;
 pub mod mpi_abi;
 pub mod platform;
+pub mod sim;
 pub mod transport;

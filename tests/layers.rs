@@ -15,6 +15,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         "coll",
         &["mpi_abi", "error", "platform", "transport", "core"],
     ),
+    (
+        "sim",
+        &["mpi_abi", "error", "platform", "transport", "core", "coll"],
+    ),
 ];
 
 /// The Rust files of layer `name` (a folder or a single file under `src/`).

@@ -37,6 +37,9 @@ pub fn nb_coll_tag(seq: u32) -> i32 {
     COLL_TAG_BASE - (1 << 23) - (seq % (1 << 23)) as i32
 }
 
+/// Where the temporaries of a modelled schedule ([`Schedule::modelled`]) start.
+pub const MODELLED_TMP_BASE: usize = 1 << 56;
+
 /// A buffer as a transfer sees it: address, bytes of data, element layout and, for a derived
 /// datatype with holes, its layout program.
 #[derive(Clone, Debug)]
@@ -144,6 +147,9 @@ pub struct Schedule {
     round_start: Option<u64>,
     /// Set instead of steps when the call takes the shared-memory path (`coll::shm`).
     pub shm: Option<crate::coll::shm::Plan>,
+    /// A schedule built only to be read (the simulator, `crate::sim`): temporaries get
+    /// distinct addresses without memory behind them; it must never run.
+    modelled: bool,
 }
 
 // SAFETY-free by construction: addresses are plain integers; the engine dereferences them only
@@ -171,6 +177,17 @@ impl Schedule {
             started: false,
             round_start: None,
             shm: None,
+            modelled: false,
+        }
+    }
+
+    /// An empty schedule that is only built and read, never run (the simulator,
+    /// `crate::sim`): [`Schedule::tmp`] hands out distinct addresses without allocating, so
+    /// thousands of ranks' schedules of large collectives can be built in one process.
+    pub fn modelled() -> Schedule {
+        Schedule {
+            modelled: true,
+            ..Schedule::new(0, 0)
         }
     }
 
@@ -185,6 +202,13 @@ impl Schedule {
     /// A zeroed temporary buffer of `bytes` bytes owned by the schedule; returns its address
     /// (stable for the schedule's life).
     pub fn tmp(&mut self, bytes: usize) -> usize {
+        if self.modelled {
+            // Addresses in a range no user buffer of a modelled schedule uses, one per
+            // temporary (8-byte aligned); nothing is ever read or written through them.
+            let a = MODELLED_TMP_BASE + self.tmps.len() * (1 << 40);
+            self.tmps.push(Vec::new());
+            return a;
+        }
         let v = vec![0u8; bytes.max(1)];
         let a = v.as_ptr() as usize;
         self.tmps.push(v);
@@ -260,6 +284,14 @@ impl Schedule {
         if self.rounds.last().is_some_and(|r| !r.is_empty()) {
             self.rounds.push(Vec::new());
         }
+    }
+
+    /// The non-empty rounds, in order: each round's steps as [`Schedule::dump`] lists them.
+    pub fn round_steps(&self) -> impl Iterator<Item = &[Step]> {
+        self.rounds
+            .iter()
+            .filter(|r| !r.is_empty())
+            .map(|r| r.as_slice())
     }
 
     /// Number of rounds.
@@ -379,6 +411,7 @@ impl Schedule {
 
     /// Advances; true once the whole schedule has run.
     pub fn poll(&mut self, rt: &mut Runtime) -> MpiResult<bool> {
+        debug_assert!(!self.modelled, "a modelled schedule never runs");
         if !self.started {
             self.started = true;
             self.post_round(rt)?;

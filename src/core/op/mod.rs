@@ -567,6 +567,17 @@ fn type_name(dt: usize) -> String {
 }
 
 impl Reducer {
+    /// The reduction of predefined op `op` on predefined datatype `dt` without a runtime
+    /// (the simulator's schedules); `None` when the standard does not define the pair.
+    pub fn builtin(op: Builtin, dt: usize) -> Option<Reducer> {
+        let info = datatype::predefined(dt)?;
+        Some(Reducer {
+            how: How::Kernel(builtin_kernel(op, dt)?),
+            extent: info.extent,
+            commutative: op.commutative(),
+        })
+    }
+
     /// `inout[k] = in[k] op inout[k]` for the whole elements both slices hold (normally
     /// equal lengths). For a user op the function is called directly:
     /// call this outside the runtime lock when the op may be a user op.

@@ -1,0 +1,260 @@
+//! The machine model the simulator times schedules with: LogGP links inside a node and
+//! between nodes, one NIC per node shared by its ranks, the contention-aware CMA cost of
+//! large on-node transfers, and per-byte costs of reductions and local copies.
+//!
+//! A message of `m` bytes from rank a to rank b, posted when a's round starts at `t`:
+//! - a's CPU spends `o` on it (`start = max(t, cpu_a)`, then `cpu_a = start + o`);
+//! - between nodes, a's node NIC injects it from `i = max(start + o, nic_out)` for
+//!   `m * G` (the NIC is then busy for `max(g, m * G)`), it crosses the fabric in `L` and b's
+//!   node NIC takes it in at the same rate (several nodes sending to one node serialize
+//!   there): it arrives at `max(i + m * G + L, nic_in + m * G)`;
+//! - inside a node below the CMA threshold the same with the on-node link, the rank's own
+//!   copy port in place of the NIC;
+//! - inside a node from the CMA threshold up, the receiver reads the sender's pages once
+//!   both have posted (a notification of `L` after the send): the copy takes
+//!   `alpha + m * beta + lock * gamma(c) * ceil(m / page)` with `c` the number of reads of
+//!   the sender's memory under way, `gamma(c) = gamma2 * c^2 + gamma1 * c` (the CMA paper's
+//!   Table II model);
+//! - b's CPU spends `o` once the message is there and its receive posted.
+//!
+//! A send completes when its data has left (eager); a round completes when its sends and
+//! receives have, and then its local steps cost `reduce * bytes` or `copy * bytes` of the
+//! rank's CPU. Closed forms follow: with one rank per node, a binomial broadcast over
+//! `2^k` ranks takes `k * (L + 2o + m G)`, a ring allgather `(p - 1) (L + 2o + m G)`.
+
+use serde_json::Value;
+
+/// The LogGP parameters of one kind of link (times in seconds).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Link {
+    /// Latency `L`: time on the wire (or through memory) from sender to receiver.
+    pub latency: f64,
+    /// Overhead `o`: CPU time the sender and the receiver each spend on a message.
+    pub overhead: f64,
+    /// Gap `g`: least time between two message injections of one port.
+    pub gap: f64,
+    /// `G`: time per byte (the inverse of the bandwidth).
+    pub per_byte: f64,
+}
+
+/// The contention-aware CMA model of large on-node transfers (times in seconds).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cma {
+    /// Transfers of at least this many bytes go through CMA (`usize::MAX`: never).
+    pub threshold: usize,
+    /// `alpha`: start-up cost of one read (system call and permission check).
+    pub startup: f64,
+    /// `beta`: copy time per byte.
+    pub per_byte: f64,
+    /// `l`: time to lock and pin one page without contention.
+    pub lock_per_page: f64,
+    /// Page size in bytes.
+    pub page: usize,
+    /// `gamma(c) = quadratic * c^2 + linear * c` for `c` concurrent readers of one process.
+    pub quadratic: f64,
+    /// See `quadratic`.
+    pub linear: f64,
+}
+
+impl Cma {
+    /// The contention factor for `c` concurrent accessors of one process's memory.
+    pub fn contention(&self, c: usize) -> f64 {
+        let c = c.max(1) as f64;
+        self.quadratic * c * c + self.linear * c
+    }
+
+    /// Time of one read of `bytes` with `c` concurrent readers of the same process.
+    pub fn read_time(&self, bytes: usize, c: usize) -> f64 {
+        let pages = bytes.div_ceil(self.page.max(1)) as f64;
+        self.startup
+            + bytes as f64 * self.per_byte
+            + self.lock_per_page * self.contention(c) * pages
+    }
+}
+
+/// A machine: what the simulator needs to time a schedule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    /// Name of the parameter set (shown in reports).
+    pub name: String,
+    /// Links between ranks on one node (shared memory).
+    pub intra: Link,
+    /// Links between nodes (the NIC's `g` and `G` are per node, shared by its ranks).
+    pub inter: Link,
+    /// Large on-node transfers.
+    pub cma: Cma,
+    /// Seconds per byte a reduction step combines (`gamma`).
+    pub reduce_per_byte: f64,
+    /// Seconds per byte a local copy step moves.
+    pub copy_per_byte: f64,
+}
+
+/// The parameter set for a 100 Gb/s fabric and a two-socket node (`src/sim/params/fabric-100g.json`).
+pub const FABRIC_100G: &str = include_str!("params/fabric-100g.json");
+
+impl Default for Model {
+    /// [`FABRIC_100G`].
+    fn default() -> Self {
+        Model::from_json(FABRIC_100G).expect("the built-in parameter set parses")
+    }
+}
+
+/// Reads `obj[key]` as a number.
+fn num(obj: &Value, key: &str) -> Result<f64, String> {
+    obj.get(key)
+        .and_then(Value::as_f64)
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| format!("parameter `{key}`: missing or not a number >= 0"))
+}
+
+/// A link from `{"latency_us", "overhead_us", "gap_us", "bandwidth_gbs"}`.
+fn link(v: &Value, what: &str) -> Result<Link, String> {
+    let obj = v
+        .get(what)
+        .ok_or_else(|| format!("parameter set has no `{what}` link"))?;
+    let bw = num(obj, "bandwidth_gbs")?;
+    Ok(Link {
+        latency: num(obj, "latency_us")? * 1e-6,
+        overhead: num(obj, "overhead_us")? * 1e-6,
+        gap: num(obj, "gap_us")? * 1e-6,
+        per_byte: per_byte(bw),
+    })
+}
+
+/// Seconds per byte of a bandwidth in GB/s (0: free).
+fn per_byte(gbs: f64) -> f64 {
+    if gbs > 0.0 {
+        1e-9 / gbs
+    } else {
+        0.0
+    }
+}
+
+impl Model {
+    /// Parses a parameter set: a JSON object with `name`, links `intra` and `inter`
+    /// (`latency_us`, `overhead_us`, `gap_us`, `bandwidth_gbs`), `cma` (`threshold_bytes`,
+    /// `startup_us`, `bandwidth_gbs`, `lock_per_page_us`, `page_bytes`, `gamma_quadratic`,
+    /// `gamma_linear`), `reduce_gbs` and `copy_gbs` (0 means free).
+    pub fn from_json(text: &str) -> Result<Model, String> {
+        let v: Value = serde_json::from_str(text).map_err(|e| format!("parameter set: {e}"))?;
+        let cma = v.get("cma").ok_or("parameter set has no `cma` section")?;
+        let threshold = num(cma, "threshold_bytes")?;
+        Ok(Model {
+            name: v
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("unnamed")
+                .to_string(),
+            intra: link(&v, "intra")?,
+            inter: link(&v, "inter")?,
+            cma: Cma {
+                threshold: if threshold >= usize::MAX as f64 {
+                    usize::MAX
+                } else {
+                    threshold as usize
+                },
+                startup: num(cma, "startup_us")? * 1e-6,
+                per_byte: per_byte(num(cma, "bandwidth_gbs")?),
+                lock_per_page: num(cma, "lock_per_page_us")? * 1e-6,
+                page: num(cma, "page_bytes")?.max(1.0) as usize,
+                quadratic: num(cma, "gamma_quadratic")?,
+                linear: num(cma, "gamma_linear")?,
+            },
+            reduce_per_byte: per_byte(num(&v, "reduce_gbs")?),
+            copy_per_byte: per_byte(num(&v, "copy_gbs")?),
+        })
+    }
+
+    /// Writes the parameter set in the format [`Model::from_json`] reads.
+    pub fn to_json(&self) -> String {
+        let gbs = |pb: f64| if pb > 0.0 { 1e-9 / pb } else { 0.0 };
+        let link = |l: &Link| {
+            serde_json::json!({
+                "latency_us": l.latency * 1e6,
+                "overhead_us": l.overhead * 1e6,
+                "gap_us": l.gap * 1e6,
+                "bandwidth_gbs": gbs(l.per_byte),
+            })
+        };
+        let v = serde_json::json!({
+            "name": self.name,
+            "intra": link(&self.intra),
+            "inter": link(&self.inter),
+            "cma": {
+                "threshold_bytes": if self.cma.threshold == usize::MAX { 1e300 } else { self.cma.threshold as f64 },
+                "startup_us": self.cma.startup * 1e6,
+                "bandwidth_gbs": gbs(self.cma.per_byte),
+                "lock_per_page_us": self.cma.lock_per_page * 1e6,
+                "page_bytes": self.cma.page,
+                "gamma_quadratic": self.cma.quadratic,
+                "gamma_linear": self.cma.linear,
+            },
+            "reduce_gbs": gbs(self.reduce_per_byte),
+            "copy_gbs": gbs(self.copy_per_byte),
+        });
+        serde_json::to_string_pretty(&v).expect("a JSON value prints")
+    }
+
+    /// A model whose links all have the same parameters and whose local steps and CMA are
+    /// free (`cma.threshold` = never): the closed forms of the textbook algorithms hold
+    /// exactly on it.
+    pub fn uniform(l: Link) -> Model {
+        Model {
+            name: "uniform".into(),
+            intra: l,
+            inter: l,
+            cma: Cma {
+                threshold: usize::MAX,
+                startup: 0.0,
+                per_byte: 0.0,
+                lock_per_page: 0.0,
+                page: 4096,
+                quadratic: 0.0,
+                linear: 1.0,
+            },
+            reduce_per_byte: 0.0,
+            copy_per_byte: 0.0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_set_round_trips() {
+        let m = Model::default();
+        assert!(m.inter.latency > 0.0 && m.inter.per_byte > 0.0);
+        let back = Model::from_json(&m.to_json()).unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(1e-30);
+        assert!(close(back.inter.per_byte, m.inter.per_byte));
+        assert!(close(back.cma.lock_per_page, m.cma.lock_per_page));
+        assert_eq!(back.cma.threshold, m.cma.threshold);
+    }
+
+    #[test]
+    fn cma_contention_is_the_papers_polynomial() {
+        // Broadwell's fit (CMA paper, Table IV): gamma_p = 0.18 p^2 + 0.83 p.
+        let c = Cma {
+            threshold: 0,
+            startup: 0.98e-6,
+            per_byte: 1e-9 / 13.2,
+            lock_per_page: 0.11e-6,
+            page: 4096,
+            quadratic: 0.18,
+            linear: 0.83,
+        };
+        assert!((c.contention(4) - (0.18 * 16.0 + 0.83 * 4.0)).abs() < 1e-12);
+        let t = c.read_time(8192, 2);
+        let want = 0.98e-6 + 8192.0 / 13.2e9 + 0.11e-6 * (0.18 * 4.0 + 0.83 * 2.0) * 2.0;
+        assert!((t - want).abs() < 1e-15);
+    }
+
+    #[test]
+    fn bad_sets_are_refused() {
+        assert!(Model::from_json("{}").is_err());
+        let s = FABRIC_100G.replace("\"latency_us\"", "\"latency\"");
+        assert!(Model::from_json(&s).unwrap_err().contains("latency_us"));
+    }
+}
