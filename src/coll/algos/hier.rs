@@ -228,11 +228,21 @@ pub fn allgather(c: &Ctx, s: &mut Schedule, l: &NodeLayout, recv: &Blocks, own: 
         });
     }
     s.next_round();
-    // 2. The heads exchange their node runs.
+    // 2. The heads exchange their node runs: nodes of one size have runs of one size, which
+    //    any allgather algorithm moves (the table picks for the heads and the run's size:
+    //    a ring over 256 heads would take 255 rounds where recursive doubling takes 8);
+    //    uneven nodes go around the ring, which takes runs of any sizes.
     if is_head {
-        let runs: Vec<Span> = (0..l.nodes()).map(|k| ord.run(&stage, k)).collect();
+        let ppn = node.len();
         on(c, s, &l.leaders, |sc, s| {
-            allgather::ring(sc, s, &runs, None)
+            if l.is_uniform() {
+                let runs = node_runs(&stage, ppn);
+                let algo = allgather::choose(sc.size, runs.packed);
+                allgather::run(sc, s, algo, &runs, None);
+            } else {
+                let runs: Vec<Span> = (0..l.nodes()).map(|k| ord.run(&stage, k)).collect();
+                allgather::ring(sc, s, &runs, None)
+            }
         });
     }
     // 3. Each head passes the whole on its node.
@@ -279,6 +289,16 @@ impl NodeOrder {
     /// Node `n`'s run of blocks in `b`.
     fn run(&self, b: &Blocks, n: usize) -> Span {
         b.run(self.first[n], self.first[n + 1] - self.first[n])
+    }
+}
+
+/// The runs of `len` blocks of `b` (staged in node order, nodes of `len` ranks each) as
+/// blocks of their own, one per node.
+fn node_runs(b: &Blocks, len: usize) -> Blocks {
+    Blocks {
+        first: b.run(0, len),
+        stride: b.stride * len as isize,
+        packed: b.packed * len,
     }
 }
 
@@ -375,8 +395,30 @@ pub fn gather(
         copy(s, o.clone(), nb.block(0));
         s.next_round();
     }
-    // 2. The heads send their runs to the root.
-    if is_head {
+    // 2. The heads send their runs to the root: on nodes of one size, by the algorithm the
+    //    table picks for the heads (a binomial tree for small runs: a root taking one
+    //    message from each of 256 heads spends 256 receive overheads), else one by one.
+    if is_head && l.is_uniform() {
+        let algo = gather::choose(Coll::Gather.env_var(), h.len() as i32, b * len);
+        let runs = stage.as_ref().map(|st| node_runs(st, len));
+        let mine = match &nodebuf {
+            Some(nb) => Some(nb.run(0, len)),
+            None => own.clone(),
+        };
+        let mine = if is_root { None } else { mine };
+        on(c, s, h, |sc, s| match algo {
+            gather::Algo::Binomial => {
+                gather::binomial(sc, s, mine.as_ref(), runs.as_ref(), b * len, rn as i32)
+            }
+            gather::Algo::Linear => {
+                let spans: Vec<Span> = match &runs {
+                    Some(r) => (0..sc.size as usize).map(|k| r.block(k)).collect(),
+                    None => Vec::new(),
+                };
+                gather::linear(sc, s, mine.as_ref(), &spans, rn as i32)
+            }
+        });
+    } else if is_head {
         on(c, s, h, |_, s| match &stage {
             Some(st) => {
                 for k in (0..l.nodes()).filter(|&k| k != rn) {
@@ -439,8 +481,29 @@ pub fn scatter(
         }
     });
     let nodebuf = place.nodebuf(s, stage.as_ref(), b);
-    // 1. The root sends each head its node's run.
-    if is_head {
+    // 1. The root sends each head its node's run: on nodes of one size by the algorithm the
+    //    table picks for the heads (as in `gather`), else one by one.
+    if is_head && l.is_uniform() {
+        let algo = gather::choose(Coll::Scatter.env_var(), h.len() as i32, b * len);
+        let runs = stage.as_ref().map(|st| node_runs(st, len));
+        let into = match &nodebuf {
+            Some(nb) => Some(nb.run(0, len)),
+            None => recv.cloned(),
+        };
+        let into = if is_root { None } else { into };
+        on(c, s, h, |sc, s| match algo {
+            gather::Algo::Binomial => {
+                scatter::binomial(sc, s, runs.as_ref(), into.as_ref(), b * len, rn as i32)
+            }
+            gather::Algo::Linear => {
+                let spans: Vec<Span> = match &runs {
+                    Some(r) => (0..sc.size as usize).map(|k| r.block(k)).collect(),
+                    None => Vec::new(),
+                };
+                scatter::linear(sc, s, &spans, into.as_ref(), rn as i32)
+            }
+        });
+    } else if is_head {
         on(c, s, h, |_, s| match &stage {
             Some(st) => {
                 for k in (0..l.nodes()).filter(|&k| k != rn) {
