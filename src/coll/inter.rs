@@ -61,6 +61,7 @@ fn on_local(c: &Ctx, i: &Inter, s: &mut Schedule, f: impl FnOnce(&Ctx, &mut Sche
         size: c.size,
         inter: None,
         blocking: false,
+        shape: Default::default(),
     };
     let before = s.target(i.local);
     f(&lc, s);

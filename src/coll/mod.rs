@@ -24,6 +24,8 @@ pub struct Ctx {
     pub inter: Option<Inter>,
     /// A blocking call, which may take the shared-memory path ([`shm`]).
     pub blocking: bool,
+    /// The nodes the ranks span, for the tables' `node_count` and `comm_avg_ppn`.
+    pub shape: tuning::Shape,
 }
 
 /// What an intercommunicator's collective needs beyond [`Ctx`]: its remote group's size and
@@ -75,12 +77,20 @@ pub fn begin(rt: &mut Runtime, h: usize, function: &str, blocking: bool) -> MpiR
             );
         }
     }
+    // The node shape, for tables that choose by layout; one node never looks.
+    let shape = if inter.is_none() && rt.node_names.len() > 1 {
+        let l = crate::core::objects::nodes::layout(rt, idx);
+        tuning::Shape::of(l.nodes(), l.node_of.len())
+    } else {
+        tuning::Shape::default()
+    };
     let ctx = Ctx {
         comm: idx,
         rank: c.rank,
         size: c.size,
         inter,
         blocking,
+        shape,
     };
     let c = rt.comms.get_mut(idx).unwrap();
     let tag = if blocking {

@@ -614,6 +614,7 @@ fn setup(plan: &Plan) -> MpiResult<Option<(Slot, u64)>> {
             size: plan.size,
             inter: None,
             blocking: true,
+            shape: Default::default(),
         };
         let mut s = ctx.schedule(plan.tag);
         crate::coll::algos::bcast::knomial(&ctx, &mut s, &Span::bytes(addr, 4), 0, 2);

@@ -235,7 +235,7 @@ pub(crate) fn gather(
         hier::gather(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
         return Ok(());
     }
-    match gather::choose("HYMPI_GATHER_ALGORITHM", c.size, b) {
+    match gather::choose("HYMPI_GATHER_ALGORITHM", c.size, b, c.shape) {
         gather::Algo::Binomial => gather::binomial(c, s, send.as_ref(), recv.as_ref(), b, root),
         gather::Algo::Linear => {
             let spans: Vec<Span> = match &recv {
@@ -364,7 +364,7 @@ pub(crate) fn scatter(
         hier::scatter(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
         return Ok(());
     }
-    match gather::choose("HYMPI_SCATTER_ALGORITHM", c.size, b) {
+    match gather::choose("HYMPI_SCATTER_ALGORITHM", c.size, b, c.shape) {
         gather::Algo::Binomial => scatter::binomial(c, s, send.as_ref(), recv.as_ref(), b, root),
         gather::Algo::Linear => {
             let spans: Vec<Span> = match &send {
@@ -481,7 +481,7 @@ pub(crate) fn allgather(
         }
         return Ok(());
     }
-    let algo = allgather::choose(c.size, recv.packed);
+    let algo = allgather::choose(c.size, recv.packed, c.shape);
     allgather::run(c, s, algo, &recv, own.as_ref());
     Ok(())
 }
@@ -546,7 +546,7 @@ fn alltoall_run(
 ) {
     let total: usize = recv.iter().map(packed).sum();
     let avg = total / recv.len().max(1);
-    match alltoall::choose(c.size, avg, bruck.is_some()) {
+    match alltoall::choose(c.size, avg, bruck.is_some(), c.shape) {
         alltoall::Algo::Bruck => {
             let (sb, rb) = bruck.expect("equal blocks");
             alltoall::bruck(c, s, sb, rb)

@@ -13,7 +13,7 @@
 
 use super::blocks::{copy, copy_run, Blocks};
 use crate::coll::sched::{Schedule, Span};
-use crate::coll::tuning::{self, Coll, Query};
+use crate::coll::tuning::{self, Coll, Query, Shape};
 use crate::coll::Ctx;
 
 /// Allgather algorithms.
@@ -36,8 +36,8 @@ pub enum Algo {
 /// Picks the algorithm for blocks of `packed` bytes on `p` ranks from the tuning table
 /// ([`crate::coll::tuning`]; `HYMPI_ALLGATHER_ALGORITHM=ring|recursive_doubling|bruck|
 /// knomial[:k=N]|recursive_multiplying[:k=N]|kring[:k=N]` overrides).
-pub fn choose(p: i32, packed: usize) -> Algo {
-    let q = Query::new(p, packed, packed.saturating_mul(p.max(0) as usize));
+pub fn choose(p: i32, packed: usize, shape: Shape) -> Algo {
+    let q = Query::new(p, packed, packed.saturating_mul(p.max(0) as usize)).on(shape);
     let ch = tuning::select(Coll::Allgather, &q);
     let k = ch.k as i32;
     match ch.name {

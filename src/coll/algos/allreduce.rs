@@ -28,7 +28,7 @@
 use super::radix::Fold;
 use super::reduce::{knomial, Acc, Elems};
 use crate::coll::sched::Schedule;
-use crate::coll::tuning::{self, Coll};
+use crate::coll::tuning::{self, Coll, Shape};
 use crate::coll::Ctx;
 
 /// The allreduce algorithms.
@@ -53,9 +53,9 @@ pub enum Algo {
 /// ring|knomial[:k=N]|reduce_bcast|recursive_multiplying[:k=N]|kring[:k=N]` overrides). The
 /// split algorithms (Rabenseifner, ring, k-ring) need a commutative op, elements that can be addressed in
 /// ranges and at least one element per rank; without that they become recursive doubling.
-pub fn choose(e: &Elems, p: i32) -> Algo {
+pub fn choose(e: &Elems, p: i32, shape: Shape) -> Algo {
     let split_ok = e.reducer.commutative && e.splittable() && e.count >= p as usize;
-    let ch = tuning::select(Coll::Allreduce, &e.query(p));
+    let ch = tuning::select(Coll::Allreduce, &e.query(p).on(shape));
     let k = ch.k as i32;
     match ch.name {
         "rabenseifner" if split_ok => Algo::Rabenseifner,
@@ -75,7 +75,7 @@ pub fn allreduce(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize)
         s.next_round();
         return;
     }
-    match choose(e, c.size) {
+    match choose(e, c.size, c.shape) {
         Algo::RecursiveDoubling => recursive_doubling(c, s, e, send, recv),
         Algo::Rabenseifner => rabenseifner(c, s, e, send, recv),
         Algo::Ring => ring(c, s, e, send, recv),

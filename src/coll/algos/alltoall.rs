@@ -9,7 +9,7 @@
 
 use super::blocks::{copy, copy_run, Blocks};
 use crate::coll::sched::{Schedule, Span};
-use crate::coll::tuning::{self, Coll, Query};
+use crate::coll::tuning::{self, Coll, Query, Shape};
 use crate::coll::Ctx;
 
 /// Peers per batch of the scattered algorithm.
@@ -30,8 +30,8 @@ pub enum Algo {
 /// have one size, as in Alltoall) from the tuning table ([`crate::coll::tuning`];
 /// `HYMPI_ALLTOALL_ALGORITHM=pairwise|scattered|bruck` overrides). Bruck only applies to
 /// equal blocks; Alltoallv/w then use the scattered algorithm.
-pub fn choose(p: i32, packed: usize, equal: bool) -> Algo {
-    let q = Query::new(p, packed, packed.saturating_mul(p.max(0) as usize));
+pub fn choose(p: i32, packed: usize, equal: bool, shape: Shape) -> Algo {
+    let q = Query::new(p, packed, packed.saturating_mul(p.max(0) as usize)).on(shape);
     match tuning::select(Coll::Alltoall, &q).name {
         "pairwise" => Algo::Pairwise,
         "bruck" if equal => Algo::Bruck,

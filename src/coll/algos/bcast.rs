@@ -1,7 +1,7 @@
 //! Broadcast algorithms.
 
 use crate::coll::sched::{Schedule, Span};
-use crate::coll::tuning::{self, Coll, Query};
+use crate::coll::tuning::{self, Coll, Query, Shape};
 use crate::coll::Ctx;
 
 /// K-nomial tree broadcast from `root` (k = 2 is the classic binomial tree): in each round a
@@ -54,8 +54,8 @@ pub enum Algo {
 /// recursive_multiplying[:k=N]|kring[:k=N]` overrides). The scatter-based algorithms need
 /// the data as one block of memory (`contiguous`; [`run`] packs it otherwise) and fall back
 /// to the binomial tree without it.
-pub fn choose(p: i32, bytes: usize, contiguous: bool) -> Algo {
-    let ch = tuning::select(Coll::Bcast, &Query::new(p, bytes, bytes));
+pub fn choose(p: i32, bytes: usize, contiguous: bool, shape: Shape) -> Algo {
+    let ch = tuning::select(Coll::Bcast, &Query::new(p, bytes, bytes).on(shape));
     let k = ch.k as i32;
     let a = match ch.name {
         "scatter_allgather" => Algo::ScatterAllgather,
@@ -78,7 +78,7 @@ pub fn run(c: &Ctx, s: &mut Schedule, data: &Span, root: i32) {
     if c.size < 2 || data.bytes == 0 {
         return;
     }
-    let algo = choose(c.size, data.bytes, true);
+    let algo = choose(c.size, data.bytes, true, c.shape);
     if let Algo::Knomial(k) = algo {
         knomial(c, s, data, root, k);
         return;

@@ -4,7 +4,7 @@
 
 use super::blocks::{copy, Blocks};
 use crate::coll::sched::{Schedule, Span};
-use crate::coll::tuning::{self, Coll, Query};
+use crate::coll::tuning::{self, Coll, Query, Shape};
 use crate::coll::Ctx;
 
 /// Gather algorithms.
@@ -19,13 +19,13 @@ pub enum Algo {
 /// Picks the algorithm for blocks of `packed` bytes on `p` ranks from the tuning table
 /// ([`crate::coll::tuning`]) for the collective whose override variable is `var`
 /// (`HYMPI_GATHER_ALGORITHM` or `HYMPI_SCATTER_ALGORITHM`, `=binomial|linear`).
-pub fn choose(var: &str, p: i32, packed: usize) -> Algo {
+pub fn choose(var: &str, p: i32, packed: usize, shape: Shape) -> Algo {
     let coll = if var == Coll::Scatter.env_var() {
         Coll::Scatter
     } else {
         Coll::Gather
     };
-    let q = Query::new(p, packed, packed.saturating_mul(p.max(0) as usize));
+    let q = Query::new(p, packed, packed.saturating_mul(p.max(0) as usize)).on(shape);
     match tuning::select(coll, &q).name {
         "binomial" => Algo::Binomial,
         _ => Algo::Linear,

@@ -26,7 +26,7 @@ use super::blocks::{copy, Blocks};
 use super::reduce::Elems;
 use super::{allgather, allreduce, barrier, bcast, gather, reduce, scatter};
 use crate::coll::sched::{Schedule, Span};
-use crate::coll::tuning::{self, Coll, Query};
+use crate::coll::tuning::{self, Coll, Query, Shape};
 use crate::coll::Ctx;
 use crate::core::objects::nodes::{self, NodeLayout};
 use crate::core::runtime::Runtime;
@@ -53,6 +53,7 @@ pub fn offer(
     let mut q = *q;
     q.node_count = l.nodes();
     q.comm_avg_ppn = l.avg_per_node();
+    q.node_aware = true;
     let mut ch = tuning::select_unrecorded(coll, &q);
     if !tuning::NODE_AWARE.contains(&ch.name) {
         return None;
@@ -69,6 +70,27 @@ pub fn offer(
 /// ranks are positions in `ranks`, and its sends and receives address the matching ranks of
 /// the communicator. The phase ends its last round.
 fn on(c: &Ctx, s: &mut Schedule, ranks: &Arc<[i32]>, f: impl FnOnce(&Ctx, &mut Schedule)) {
+    in_group(c, s, ranks, Shape::default(), f)
+}
+
+/// As [`on`], for a group with one rank on each of its nodes (the heads, the leaders, an
+/// object group), which the tables see as `ranks.len()` nodes of one rank.
+fn across(c: &Ctx, s: &mut Schedule, ranks: &Arc<[i32]>, f: impl FnOnce(&Ctx, &mut Schedule)) {
+    in_group(c, s, ranks, heads_shape(ranks), f)
+}
+
+/// The tables' view of a group with one rank per node.
+fn heads_shape(h: &[i32]) -> Shape {
+    Shape::of(h.len(), h.len())
+}
+
+fn in_group(
+    c: &Ctx,
+    s: &mut Schedule,
+    ranks: &Arc<[i32]>,
+    shape: Shape,
+    f: impl FnOnce(&Ctx, &mut Schedule),
+) {
     let me = ranks
         .iter()
         .position(|&r| r == c.rank)
@@ -79,6 +101,7 @@ fn on(c: &Ctx, s: &mut Schedule, ranks: &Arc<[i32]>, f: impl FnOnce(&Ctx, &mut S
         size: ranks.len() as i32,
         inter: None,
         blocking: false,
+        shape,
     };
     let before = s.group(Some(ranks.clone()));
     f(&sub, s);
@@ -110,7 +133,7 @@ pub fn bcast(c: &Ctx, s: &mut Schedule, l: &NodeLayout, data: &Span, root: i32) 
     let node = l.node_members(c.rank).clone();
     if h.contains(&c.rank) {
         let rn = l.node_of[root as usize] as i32;
-        on(c, s, &h, |sc, s| bcast::run(sc, s, data, rn));
+        across(c, s, &h, |sc, s| bcast::run(sc, s, data, rn));
     }
     if node.len() > 1 {
         let hp = head_pos(l, &h, c.rank);
@@ -145,7 +168,7 @@ pub fn reduce(
     }
     if is_head {
         let rn = l.node_of[root as usize] as i32;
-        on(c, s, &h, |sc, s| {
+        across(c, s, &h, |sc, s| {
             reduce::reduce(sc, s, e, partial, recv, rn)
         });
     }
@@ -166,7 +189,7 @@ pub fn allreduce(c: &Ctx, s: &mut Schedule, l: &NodeLayout, e: &Elems, send: usi
         });
     }
     if is_head {
-        on(c, s, &l.leaders, |sc, s| {
+        across(c, s, &l.leaders, |sc, s| {
             allreduce::allreduce(sc, s, e, partial, recv)
         });
     }
@@ -182,7 +205,7 @@ pub fn barrier(c: &Ctx, s: &mut Schedule, l: &NodeLayout) {
         on(c, s, &node, barrier::dissemination);
     }
     if l.local_of[c.rank as usize] == 0 {
-        on(c, s, &l.leaders, barrier::dissemination);
+        across(c, s, &l.leaders, barrier::dissemination);
     }
     if node.len() > 1 {
         let token = Span::bytes(0, 0);
@@ -234,10 +257,10 @@ pub fn allgather(c: &Ctx, s: &mut Schedule, l: &NodeLayout, recv: &Blocks, own: 
     //    uneven nodes go around the ring, which takes runs of any sizes.
     if is_head {
         let ppn = node.len();
-        on(c, s, &l.leaders, |sc, s| {
+        across(c, s, &l.leaders, |sc, s| {
             if l.is_uniform() {
                 let runs = node_runs(&stage, ppn);
-                let algo = allgather::choose(sc.size, runs.packed);
+                let algo = allgather::choose(sc.size, runs.packed, sc.shape);
                 allgather::run(sc, s, algo, &runs, None);
             } else {
                 let runs: Vec<Span> = (0..l.nodes()).map(|k| ord.run(&stage, k)).collect();
@@ -399,14 +422,19 @@ pub fn gather(
     //    table picks for the heads (a binomial tree for small runs: a root taking one
     //    message from each of 256 heads spends 256 receive overheads), else one by one.
     if is_head && l.is_uniform() {
-        let algo = gather::choose(Coll::Gather.env_var(), h.len() as i32, b * len);
+        let algo = gather::choose(
+            Coll::Gather.env_var(),
+            h.len() as i32,
+            b * len,
+            heads_shape(h),
+        );
         let runs = stage.as_ref().map(|st| node_runs(st, len));
         let mine = match &nodebuf {
             Some(nb) => Some(nb.run(0, len)),
             None => own.clone(),
         };
         let mine = if is_root { None } else { mine };
-        on(c, s, h, |sc, s| match algo {
+        across(c, s, h, |sc, s| match algo {
             gather::Algo::Binomial => {
                 gather::binomial(sc, s, mine.as_ref(), runs.as_ref(), b * len, rn as i32)
             }
@@ -419,7 +447,7 @@ pub fn gather(
             }
         });
     } else if is_head {
-        on(c, s, h, |_, s| match &stage {
+        across(c, s, h, |_, s| match &stage {
             Some(st) => {
                 for k in (0..l.nodes()).filter(|&k| k != rn) {
                     s.recv(k as i32, ord.run(st, k));
@@ -484,14 +512,19 @@ pub fn scatter(
     // 1. The root sends each head its node's run: on nodes of one size by the algorithm the
     //    table picks for the heads (as in `gather`), else one by one.
     if is_head && l.is_uniform() {
-        let algo = gather::choose(Coll::Scatter.env_var(), h.len() as i32, b * len);
+        let algo = gather::choose(
+            Coll::Scatter.env_var(),
+            h.len() as i32,
+            b * len,
+            heads_shape(h),
+        );
         let runs = stage.as_ref().map(|st| node_runs(st, len));
         let into = match &nodebuf {
             Some(nb) => Some(nb.run(0, len)),
             None => recv.cloned(),
         };
         let into = if is_root { None } else { into };
-        on(c, s, h, |sc, s| match algo {
+        across(c, s, h, |sc, s| match algo {
             gather::Algo::Binomial => {
                 scatter::binomial(sc, s, runs.as_ref(), into.as_ref(), b * len, rn as i32)
             }
@@ -504,7 +537,7 @@ pub fn scatter(
             }
         });
     } else if is_head {
-        on(c, s, h, |_, s| match &stage {
+        across(c, s, h, |_, s| match &stage {
             Some(st) => {
                 for k in (0..l.nodes()).filter(|&k| k != rn) {
                     s.send(k as i32, ord.run(st, k));

@@ -235,7 +235,7 @@ impl Acc {
 /// base `recv` at `root`, with the radix the tuning table picks
 /// ([`crate::coll::tuning`]; `HYMPI_REDUCE_ALGORITHM=knomial[:k=N]|binomial` overrides).
 pub fn reduce(c: &Ctx, s: &mut Schedule, e: &Elems, send: usize, recv: usize, root: i32) {
-    let k = tuning::select(Coll::Reduce, &e.query(c.size)).k as i32;
+    let k = tuning::select(Coll::Reduce, &e.query(c.size).on(c.shape)).k as i32;
     knomial(c, s, e, send, recv, root, k);
 }
 

@@ -210,11 +210,37 @@ pub struct Query {
     pub count: usize,
     /// Whether the reduction op commutes (true for the non-reductions).
     pub commutative: bool,
-    /// Nodes the communicator spans (0: not asked, taken as one node). Only the node-aware
-    /// offer (`coll::algos::hier::offer`) fills it in.
+    /// Nodes the communicator spans (0: not known, taken as one node); see [`Query::on`].
     pub node_count: usize,
-    /// Ranks per node, on average, rounded down (0: not asked, taken as `comm_size`).
+    /// Ranks per node, on average, rounded down (0: not known, taken as `comm_size`).
     pub comm_avg_ppn: usize,
+    /// The node-aware offer's own query (`coll::algos::hier::offer`): only it may pick the
+    /// node-aware algorithms ([`NODE_AWARE`]); the flat algorithms' queries pass them over.
+    pub node_aware: bool,
+}
+
+/// Where a communicator's ranks sit, as the tables see it (`node_count`, `comm_avg_ppn`):
+/// both 0 for a communicator on one node (or whose nodes are not known).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// Nodes spanned (more than one), or 0.
+    pub nodes: usize,
+    /// Average ranks per node, rounded down, or 0.
+    pub ppn: usize,
+}
+
+impl Shape {
+    /// The shape of `ranks` ranks on `nodes` nodes (one node: the default shape).
+    pub fn of(nodes: usize, ranks: usize) -> Shape {
+        if nodes > 1 {
+            Shape {
+                nodes,
+                ppn: ranks / nodes,
+            }
+        } else {
+            Shape::default()
+        }
+    }
 }
 
 impl Query {
@@ -228,7 +254,16 @@ impl Query {
             commutative: true,
             node_count: 0,
             comm_avg_ppn: 0,
+            node_aware: false,
         }
+    }
+
+    /// This query on a communicator of shape `shape`, so that tables may choose by
+    /// `node_count` and `comm_avg_ppn` (written by `hympi-tune` per layout).
+    pub fn on(mut self, shape: Shape) -> Query {
+        self.node_count = shape.nodes;
+        self.comm_avg_ppn = shape.ppn;
+        self
     }
 }
 
@@ -582,8 +617,8 @@ fn tuning() -> &'static Tuning {
 /// so its rules fall through to the next matching ones. The caller still checks that the
 /// algorithm applies (operand order, layout) and falls back.
 ///
-/// The node-aware algorithms ([`NODE_AWARE`]) are passed over likewise unless `q` describes
-/// several nodes (`node_count`).
+/// The node-aware algorithms ([`NODE_AWARE`]) are passed over likewise unless `q` is the
+/// node-aware offer's (`node_aware`) and describes several nodes (`node_count`).
 ///
 /// A radix above the communicator size acts as the size (a flat tree, one group, one round)
 /// and is clamped to it, so the algorithms' rank arithmetic cannot overflow.
@@ -606,7 +641,7 @@ pub fn select_unrecorded(coll: Coll, q: &Query) -> Choice {
     let t = tuning();
     // The node-aware algorithms only where the query describes several nodes (their own
     // offer); the flat algorithms that run their phases get the next choice.
-    let skip: &[&str] = if q.node_count > 1 {
+    let skip: &[&str] = if q.node_aware && q.node_count > 1 {
         &[SHM]
     } else {
         &[SHM, SMP, MULTI_OBJECT_RING]
