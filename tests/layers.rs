@@ -19,6 +19,18 @@ const LAYERS: &[(&str, &[&str])] = &[
         "sim",
         &["mpi_abi", "error", "platform", "transport", "core", "coll"],
     ),
+    (
+        "tune",
+        &[
+            "mpi_abi",
+            "error",
+            "platform",
+            "transport",
+            "core",
+            "coll",
+            "sim",
+        ],
+    ),
 ];
 
 /// The Rust files of layer `name` (a folder or a single file under `src/`).

@@ -301,8 +301,10 @@ pub fn programs(call: &Call, machine: &Machine) -> Result<Vec<Program>, String> 
     Ok(parts.into_iter().flatten().collect())
 }
 
-/// Refuses what the algorithm cannot run (the library's selection never picks it there).
-fn check(call: &Call, m: &Machine) -> Result<(), String> {
+/// Whether `call` can run on `m` (the library's selection never picks it where it cannot):
+/// the algorithm is in the [`catalog`] and its conditions hold (several nodes for the node-aware ones, a power-of-two size for the recursive
+/// doubling allgather, an element per rank for the splitting allreduces).
+pub fn check(call: &Call, m: &Machine) -> Result<(), String> {
     let name = call.algo.name.as_str();
     if !catalog(call.coll).contains(&name) {
         return Err(format!(
@@ -366,6 +368,7 @@ fn schedule(call: &Call, l: &NodeLayout, p: usize, rank: usize) -> Schedule {
         size: p as i32,
         inter: None,
         blocking: false,
+        shape: crate::coll::tuning::Shape::of(l.nodes(), p),
     };
     let (b, k, root) = (call.bytes, call.algo.k as i32, call.root as i32);
     let name = call.algo.name.as_str();
