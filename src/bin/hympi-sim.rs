@@ -2,7 +2,8 @@
 //! by running the schedules the library builds for every rank under a LogGP model
 //! (`hympi::sim`). See docs/simulator.md.
 
-use hympi::coll::tuning::{Coll, COLLS};
+use hympi::coll::tuning::Coll;
+use hympi::sim::cli::{coll, list, size};
 use hympi::sim::{self, build, trace, Algorithm, Call, Machine, Model, Options};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -32,32 +33,6 @@ struct Args {
     params: Option<String>,
     trace: Option<String>,
     path: bool,
-}
-
-/// A byte count with an optional K/M/G suffix.
-fn size(text: &str) -> Result<usize, String> {
-    let t = text.trim();
-    let (num, mul) = match t.chars().last() {
-        Some('K' | 'k') => (&t[..t.len() - 1], 1 << 10),
-        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
-        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
-        _ => (t, 1),
-    };
-    num.parse::<usize>()
-        .map(|n| n * mul)
-        .map_err(|_| format!("`{text}` is not a size"))
-}
-
-fn coll(name: &str) -> Result<Coll, String> {
-    COLLS
-        .iter()
-        .copied()
-        .find(|c| c.name().eq_ignore_ascii_case(name))
-        .ok_or_else(|| format!("unknown collective `{name}`"))
-}
-
-fn list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
-    text.split(',').filter(|s| !s.is_empty()).map(f).collect()
 }
 
 fn parse(argv: &[String]) -> Result<Args, String> {

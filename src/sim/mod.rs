@@ -9,9 +9,11 @@
 //!   (`coll::algos`) and compacted;
 //! - [`engine`]: the discrete-event simulation;
 //! - [`model`]: the machine parameters and their file format;
-//! - [`trace`]: the Chrome-trace writer.
+//! - [`trace`]: the Chrome-trace writer;
+//! - [`cli`]: argument parsing shared by the two commands.
 
 pub mod build;
+pub mod cli;
 pub mod engine;
 pub mod model;
 pub mod trace;

@@ -6,7 +6,8 @@
 
 mod real;
 
-use hympi::coll::tuning::{Coll, Table, COLLS, DEFAULT_TABLE};
+use hympi::coll::tuning::{Coll, Table, DEFAULT_TABLE};
+use hympi::sim::cli::{coll, list, size};
 use hympi::sim::Model;
 use hympi::tune::{eval, plot, table, Bench, Settings, Simulated, Space, Stop, Tuner};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -53,23 +54,6 @@ struct Args {
     quiet: bool,
 }
 
-/// A byte count with an optional K/M suffix.
-fn size(text: &str) -> Result<usize, String> {
-    let t = text.trim();
-    let (num, mul) = match t.chars().last() {
-        Some('K' | 'k') => (&t[..t.len() - 1], 1 << 10),
-        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
-        _ => (t, 1),
-    };
-    num.parse::<usize>()
-        .map(|n| n * mul)
-        .map_err(|_| format!("`{text}` is not a size"))
-}
-
-fn list<T>(text: &str, f: impl Fn(&str) -> Result<T, String>) -> Result<Vec<T>, String> {
-    text.split(',').filter(|s| !s.is_empty()).map(f).collect()
-}
-
 fn number(flag: &str, v: &str) -> Result<usize, String> {
     v.parse()
         .map_err(|_| format!("{flag}: `{v}` is not a number"))
@@ -114,15 +98,7 @@ fn parse(argv: &[String]) -> Result<Args, String> {
                     .ok_or_else(|| format!("{flag} needs a value"))?
                     .as_str();
                 match flag.as_str() {
-                    "--colls" => {
-                        a.colls = list(v, |n| {
-                            COLLS
-                                .iter()
-                                .copied()
-                                .find(|c| c.name().eq_ignore_ascii_case(n))
-                                .ok_or_else(|| format!("unknown collective `{n}`"))
-                        })?
-                    }
+                    "--colls" => a.colls = list(v, coll)?,
                     "--nodes" => a.nodes = list(v, |s| number(flag, s))?,
                     "--ppn" => a.ppn = list(v, |s| number(flag, s))?,
                     "--sizes" => {
