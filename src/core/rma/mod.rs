@@ -98,6 +98,10 @@ pub struct Win {
     net: Option<Arc<net::Shared>>,
     /// Requests to other nodes' ranks whose answers the next synchronization awaits.
     pending: Vec<net::Started>,
+    /// Batches of requests that threads of this process are settling ([`settle`]), and the
+    /// next batch's number: a flush waits for the batches taken before it.
+    open_batches: Vec<u64>,
+    next_batch: u64,
     /// Targets of unanswered operations since the last synchronization (each gets a flush).
     unflushed: Vec<i32>,
     /// Targets of lock releases (each gets a flush before the window is freed).
@@ -415,6 +419,8 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
             completes_seen: vec![0; n as usize],
             net,
             pending: Vec::new(),
+            open_batches: Vec::new(),
+            next_batch: 0,
             unflushed: Vec::new(),
             released: Vec::new(),
         };
@@ -762,15 +768,19 @@ pub fn spans(rt: &Runtime, win: usize) -> bool {
     rt.win(win).is_ok_and(|(_, w)| w.net.is_some())
 }
 
-/// Whether window `win` has deferred requests (then [`settle`] them).
+/// Whether window `win` has deferred requests, or requests another thread is settling
+/// (then [`settle`]).
 pub fn has_pending(rt: &Runtime, win: usize) -> bool {
-    rt.win(win).is_ok_and(|(_, w)| !w.pending.is_empty())
+    rt.win(win)
+        .is_ok_and(|(_, w)| !w.pending.is_empty() || !w.open_batches.is_empty())
 }
 
 /// Completes the deferred requests of window `win`: waits for their answers, lands fetched
-/// data, reports the first error (call outside `runtime::with`).
+/// data, reports the first error (call outside `runtime::with`). The requests another
+/// thread took to settle before this call are complete too when it returns (a flush
+/// completes every operation the process issued).
 pub fn settle(win: usize) -> MpiResult<()> {
-    let pending = runtime::with(|rt| {
+    let (pending, batch, earlier) = runtime::with(|rt| {
         let w = rt.win_mut(win)?;
         let (mut pending, targets) = (
             std::mem::take(&mut w.pending),
@@ -782,9 +792,26 @@ pub fn settle(win: usize) -> MpiResult<()> {
         for t in targets {
             pending.push(net::start(rt, ci, net::Call::flush(comm, t))?);
         }
-        Ok(pending)
+        let w = rt.win_mut(win)?;
+        let batch = w.next_batch;
+        w.next_batch += 1;
+        let earlier = w.open_batches.clone();
+        w.open_batches.push(batch);
+        Ok((pending, batch, earlier))
     })?;
-    net::finish(pending)
+    let done = net::finish(pending);
+    runtime::with(|rt| {
+        rt.win_mut(win)?.open_batches.retain(|&b| b != batch);
+        Ok(())
+    })?;
+    if !earlier.is_empty() {
+        runtime::wait_for(|rt| {
+            let (_, w) = rt.win(win)?;
+            let open = w.open_batches.iter().any(|b| earlier.contains(b));
+            Ok((!open).then_some(()))
+        })?;
+    }
+    done
 }
 
 /// `MPI_Put` (and `MPI_Rput`).
