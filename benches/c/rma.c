@@ -9,6 +9,17 @@
  *   acc        MPI_Accumulate(MPI_SUM) of 1 MPI_DOUBLE, rank 0 -> rank 1, passive target
  *              (lock_all), MPI_Win_flush after every 100 operations.  us per operation,
  *              and the rate in millions of operations per second.
+ *   fop        MPI_Fetch_and_op(MPI_SUM, 1 MPI_LONG) + MPI_Win_flush, rank 0 -> rank 1,
+ *              passive target (lock_all): a shared counter as applications use one (each
+ *              fetched value is checked).  us per operation.
+ *   cas        MPI_Compare_and_swap of 1 MPI_LONG + MPI_Win_flush, rank 0 -> rank 1,
+ *              passive target (lock_all), comparing with the value it holds (so each one
+ *              swaps; checked).  us per operation.
+ *   fop_all    every rank adds 1 to rank 0's counter with MPI_Fetch_and_op(MPI_SUM,
+ *              MPI_LONG) + MPI_Win_flush (lock_all): contention on one element.
+ *   acc_all    every rank adds 1.0 with MPI_Accumulate(MPI_SUM, 1 MPI_DOUBLE) to its own
+ *              element of rank 0's window (lock_all, flush every 100): one target, no
+ *              element shared.  Both: us per operation (slowest rank), totals checked.
  *   fence      MPI_Win_fence on all ranks, no operations; us per fence (slowest rank).
  *   fence_put  one 8 B MPI_Put to the next rank, then MPI_Win_fence; us per round.
  *   lock       MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1) + MPI_Win_unlock(1) on rank 0, no
@@ -47,13 +58,15 @@
  * case, make it print "# unsupported: <reason>" and exit 0 without a row.
  *
  * Options: -o CASE (default put), -s LIST sizes in bytes, -t SECONDS, -i N, -x N,
- * -w N gets per flush.
+ * -w N gets per flush, -g BYTES creates the windows with the info hint
+ * mpi_accumulate_granularity = BYTES (8: accumulates to elements of at most 8 bytes may use
+ * hardware atomics).
  */
 #include "bench_mpi.h"
 
 #include <stdint.h>
 
-enum op { OP_PUT, OP_ACC, OP_FENCE, OP_FENCE_PUT, OP_LOCK, OP_LOCK_PUT, OP_GET, OP_HALO_SHM,
+enum op { OP_PUT, OP_ACC, OP_FOP, OP_CAS, OP_FOP_ALL, OP_ACC_ALL, OP_FENCE, OP_FENCE_PUT, OP_LOCK, OP_LOCK_PUT, OP_GET, OP_HALO_SHM,
           OP_HALO_SR };
 
 static const struct {
@@ -61,6 +74,8 @@ static const struct {
     enum op op;
 } CASES[] = {
     {"put", OP_PUT},       {"acc", OP_ACC},
+    {"fop", OP_FOP},       {"cas", OP_CAS},
+    {"fop_all", OP_FOP_ALL}, {"acc_all", OP_ACC_ALL},
     {"fence", OP_FENCE},   {"fence_put", OP_FENCE_PUT},
     {"lock", OP_LOCK},     {"lock_put", OP_LOCK_PUT},
     {"get", OP_GET},       {"halo_shm", OP_HALO_SHM},
@@ -74,6 +89,7 @@ static const struct {
 static int rank, nranks;
 static double budget = 0.5; /* -t */
 static long opt_iters = -1, opt_skip = -1;
+static MPI_Info win_info = MPI_INFO_NULL; /* -g */
 
 static void fail(const char *what)
 {
@@ -98,9 +114,9 @@ static MPI_Win win_alloc(MPI_Aint bytes, MPI_Comm comm, int shared, void *base)
     int rc, ok, all = 0;
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     if (shared)
-        rc = MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, comm, base, &win);
+        rc = MPI_Win_allocate_shared(bytes, 1, win_info, comm, base, &win);
     else
-        rc = MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, comm, base, &win);
+        rc = MPI_Win_allocate(bytes, 1, win_info, comm, base, &win);
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_ARE_FATAL);
     /* All ranks agree (one rank failing alone would leave the others hanging). */
     ok = rc == MPI_SUCCESS;
@@ -194,6 +210,22 @@ static double passive_loop(void *vctx, long first, long n)
         }
         if ((first + n) % ACC_FLUSH_EVERY != 0) MPI_Win_flush(1, c->win);
         break;
+    case OP_FOP:
+        for (i = first; i < first + n; i++) {
+            long add = 1, old = -1;
+            MPI_Fetch_and_op(&add, &old, MPI_LONG, 1, 0, MPI_SUM, c->win);
+            MPI_Win_flush(1, c->win);
+            if (old != i) fail("fetched value");
+        }
+        break;
+    case OP_CAS:
+        for (i = first; i < first + n; i++) {
+            long next = i + 1, expect = i, old = -1;
+            MPI_Compare_and_swap(&next, &expect, &old, MPI_LONG, 1, 0, c->win);
+            MPI_Win_flush(1, c->win);
+            if (old != i) fail("compare-and-swap old value");
+        }
+        break;
     case OP_LOCK:
         for (i = first; i < first + n; i++) {
             MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c->win);
@@ -241,6 +273,16 @@ static void passive_case(enum op op, long size)
                "MPI_Win_flush every 100 ops, rank 0 -> 1",
                "Time/op (us)      Rate (Mops/s)");
         break;
+    case OP_FOP:
+        header("MPI_Fetch_and_op(MPI_SUM, 1 MPI_LONG) + MPI_Win_flush, passive target "
+               "(lock_all held), rank 0 -> 1",
+               "Time/op (us)");
+        break;
+    case OP_CAS:
+        header("MPI_Compare_and_swap(1 MPI_LONG) + MPI_Win_flush, passive target "
+               "(lock_all held), rank 0 -> 1",
+               "Time/op (us)");
+        break;
     case OP_LOCK:
         header("MPI_Win_lock(EXCLUSIVE, 1) + MPI_Win_unlock(1), empty epoch, rank 0",
                "Time/op (us)");
@@ -252,9 +294,10 @@ static void passive_case(enum op op, long size)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        if (op == OP_PUT || op == OP_ACC) MPI_Win_lock_all(0, c.win);
+        int all = op == OP_PUT || op == OP_ACC || op == OP_FOP || op == OP_CAS;
+        if (all) MPI_Win_lock_all(0, c.win);
         t = timed(passive_loop, &c, MPI_COMM_NULL, &iters, &total);
-        if (op == OP_PUT || op == OP_ACC) MPI_Win_unlock_all(c.win);
+        if (all) MPI_Win_unlock_all(c.win);
     }
     MPI_Barrier(MPI_COMM_WORLD); /* rank 1 waits here */
     MPI_Bcast(&total, 1, MPI_LONG, 0, MPI_COMM_WORLD);
@@ -283,6 +326,79 @@ static void passive_case(enum op op, long size)
     }
     MPI_Win_free(&c.win);
     free(c.src);
+}
+
+/* ---- every rank to rank 0: fop_all / acc_all --------------------------------------- */
+
+struct contended {
+    enum op op;
+    MPI_Win win;
+    long last; /* fop_all: the last value this rank fetched */
+};
+
+static double contended_loop(void *vctx, long first, long n)
+{
+    struct contended *c = vctx;
+    double one = 1.0, t0 = MPI_Wtime();
+    long i, add = 1, old = -1;
+    for (i = first; i < first + n; i++) {
+        if (c->op == OP_FOP_ALL) {
+            MPI_Fetch_and_op(&add, &old, MPI_LONG, 0, 0, MPI_SUM, c->win);
+            MPI_Win_flush(0, c->win);
+            if (old < c->last) fail("fetched values go back");
+            c->last = old + 1;
+        } else {
+            MPI_Accumulate(&one, 1, MPI_DOUBLE, 0, 8 * rank, 1, MPI_DOUBLE, MPI_SUM, c->win);
+            if ((i + 1) % ACC_FLUSH_EVERY == 0) MPI_Win_flush(0, c->win);
+        }
+    }
+    MPI_Win_flush(0, c->win);
+    return MPI_Wtime() - t0;
+}
+
+static void contended_case(enum op op)
+{
+    struct contended c = {op, MPI_WIN_NULL, 0};
+    char *base = NULL;
+    long iters = 0, total = 0;
+    double t;
+    c.win = win_alloc(MIN_WIN, MPI_COMM_WORLD, 0, &base);
+    if (c.win == MPI_WIN_NULL) unsupported("MPI_Win_allocate failed");
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, c.win);
+    memset(base, 0, MIN_WIN);
+    MPI_Win_unlock(rank, c.win);
+    if (op == OP_FOP_ALL)
+        header("MPI_Fetch_and_op(MPI_SUM, 1 MPI_LONG) + MPI_Win_flush from every rank to one "
+               "counter on rank 0 (lock_all)",
+               "Time/op (us)");
+    else
+        header("MPI_Accumulate(MPI_SUM, 1 MPI_DOUBLE) from every rank to its own element on "
+               "rank 0 (lock_all, flush every 100)",
+               "Time/op (us)");
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, c.win);
+    t = timed(contended_loop, &c, MPI_COMM_WORLD, &iters, &total);
+    MPI_Win_unlock_all(c.win);
+    t = slowest(t);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, c.win);
+        if (op == OP_FOP_ALL) {
+            long v;
+            memcpy(&v, base, 8);
+            if (v != total * nranks) fail("counter total");
+        } else {
+            for (int r = 0; r < nranks; r++) {
+                double v;
+                memcpy(&v, base + 8 * r, 8);
+                if (v != (double)total) fail("accumulated sums");
+            }
+        }
+        MPI_Win_unlock(0, c.win);
+        printf("%-10d%18.4f\n", 8, t * 1e6 / (double)iters);
+        fflush(stdout);
+    }
+    MPI_Win_free(&c.win);
 }
 
 /* ---- active target: fence / fence_put ---------------------------------------------- */
@@ -546,7 +662,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-    while ((c = getopt(argc, argv, "o:s:t:i:x:w:h")) != -1) {
+    while ((c = getopt(argc, argv, "o:s:t:i:x:w:g:h")) != -1) {
         switch (c) {
         case 'o': opname = optarg; break;
         case 's': {
@@ -561,6 +677,10 @@ int main(int argc, char **argv)
         case 'i': opt_iters = atol(optarg); break;
         case 'x': opt_skip = atol(optarg); break;
         case 'w': window = atoi(optarg); break;
+        case 'g':
+            if (win_info == MPI_INFO_NULL) MPI_Info_create(&win_info);
+            MPI_Info_set(win_info, "mpi_accumulate_granularity", optarg);
+            break;
         default:
             if (rank == 0)
                 fprintf(stderr, "usage: %s [-o put|acc|fence|fence_put|lock|lock_put|get|"
@@ -592,6 +712,8 @@ int main(int argc, char **argv)
     switch (op) {
     case OP_PUT:
     case OP_ACC:
+    case OP_FOP:
+    case OP_CAS:
     case OP_LOCK:
     case OP_LOCK_PUT:
         passive_case(op, op == OP_PUT && nsizes ? sizes[0] : 8);
@@ -607,6 +729,10 @@ int main(int argc, char **argv)
             sizes[nsizes++] = 4L * 1024 * 1024;
         }
         get_case(sizes, nsizes, window);
+        break;
+    case OP_FOP_ALL:
+    case OP_ACC_ALL:
+        contended_case(op);
         break;
     default:
         halo_case(op, nsizes ? sizes[0] : 64L * 1024);

@@ -68,6 +68,8 @@ pub enum Knob {
     TraceEvents,
     /// `HYMPI_NAME_DIR`.
     NameDir,
+    /// `HYMPI_ACC_ATOMICS`.
+    AccAtomics,
 }
 
 /// What values a knob takes.
@@ -416,6 +418,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Transport,
         verbosity: Verbosity::UserBasic,
         doc: "the directory of the name service (MPI_Publish_name, MPI_Lookup_name): a file per published service; jobs that see the same directory see each other's names (a shared file system: across hosts); empty: hympi-names-UID in the temporary directory",
+    },
+    KnobSpec {
+        knob: Knob::AccAtomics,
+        name: "HYMPI_ACC_ATOMICS",
+        kind: Kind::Text,
+        default: "hint",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerBasic,
+        doc: "how accumulates update MPI_Win_allocate(_shared) memory: hint (by hardware atomics, element by element without a lock, on windows whose mpi_accumulate_granularity info is 1 to 8 bytes; under a per-target lock otherwise), always (hardware atomics on every such window) or never (always the lock); elements no atomic instruction holds (unaligned, wider than 8 bytes, pairs with holes) always take the lock",
     },
 ];
 

@@ -279,6 +279,8 @@ pub struct Element {
     pub extent: usize,
     /// Its layout, for types with holes (`None`: `size == extent`).
     pub spread: Option<Arc<Dtype>>,
+    /// The op is `MPI_REPLACE` (the new value is the origin's, whatever the target held).
+    pub replace: bool,
 }
 
 impl Element {

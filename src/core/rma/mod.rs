@@ -14,6 +14,7 @@
 
 pub mod acc_steal;
 pub mod access;
+pub mod atomic;
 pub mod claimword;
 pub mod ctrl;
 pub mod epoch;
@@ -29,6 +30,7 @@ use crate::core::objects::team::{self, tag, Combine, Round, Team};
 use crate::core::op::{Builtin, OpRef};
 use crate::core::runtime::{self, Runtime};
 use crate::mpi_abi::consts::*;
+use crate::platform::config::{self, Knob};
 use crate::platform::shared_map::SharedMap;
 use access::{Element, Place, Shape};
 use ctrl::{Ctrl, Layout};
@@ -45,6 +47,9 @@ pub struct Target {
     pub size: usize,
     /// Its displacement unit.
     pub disp_unit: isize,
+    /// Accumulates to it use hardware atomics per element ([`atomic`]): it asked for element
+    /// granularity and its memory is mapped by the node's ranks.
+    pub atomics: bool,
 }
 
 /// Values of the predefined window attributes, at stable addresses (the attribute value
@@ -132,11 +137,24 @@ fn desc(spec: &Spec, cma: bool, noncontig: bool) -> Vec<u8> {
         spec.disp_unit as u64,
         spec.base as u64,
         std::process::id() as u64,
-        (cma as u64) | (noncontig as u64) << 1,
+        (cma as u64) | (noncontig as u64) << 1 | (wants_atomics(&spec.info) as u64) << 2,
     ]
     .iter()
     .flat_map(|w| w.to_ne_bytes())
     .collect()
+}
+
+/// Whether this rank asks for accumulates by hardware atomics (`HYMPI_ACC_ATOMICS`, else
+/// an `mpi_accumulate_granularity` hint of 1 to [`atomic::MAX_BYTES`] bytes).
+fn wants_atomics(info: &Info) -> bool {
+    match config::text(Knob::AccAtomics).as_str() {
+        "always" => true,
+        "never" => false,
+        _ => info
+            .get("mpi_accumulate_granularity")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+            .is_some_and(|g| (1..=atomic::MAX_BYTES).contains(&g)),
+    }
 }
 
 /// The hints a window keeps: the standard's and `alloc_shared_noncontig`.
@@ -377,6 +395,7 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
             },
             size: d[0] as usize,
             disp_unit: d[1] as isize,
+            atomics: owns_memory && d[4] & 4 != 0,
         })
         .collect();
     let base = match targets[rank as usize].place {
@@ -391,6 +410,7 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
                 base,
                 size,
                 dynamic: spec.flavor == MPI_WIN_FLAVOR_DYNAMIC,
+                atomics: targets[rank as usize].atomics,
             };
             net::serve(rt, widx, rank as usize, ctrl.clone(), mem)
         });
@@ -703,6 +723,7 @@ fn basic_element(rt: &Runtime, op: usize, basic: usize) -> MpiResult<Element> {
         size: info.size,
         extent: info.extent,
         spread,
+        replace: Builtin::from_handle(op) == Some(Builtin::Replace),
     })
 }
 
@@ -869,18 +890,9 @@ pub fn accumulate(
     op: usize,
 ) -> Issued {
     let (_, w) = rt.win(win)?;
-    if result.is_none() {
-        if let Some((rank, at, len)) = direct(w, o, t) {
-            let builtin = Builtin::from_handle(op).is_some_and(|b| b != Builtin::NoOp);
-            if len > 0 && len < acc_steal::min_bytes().unwrap_or(usize::MAX) && builtin {
-                let reducer = rt.accumulate_reducer(op, t.dt)?;
-                let n = len / reducer.extent.max(1);
-                let _g = w.ctrl.acc_lock(rank);
-                // SAFETY: both runs hold `n` whole elements (checked in `direct`); the
-                // accumulate lock makes the update atomic; `apply_raw` copes with overlap.
-                unsafe { reducer.apply_raw(n, o.addr as *const u8, at as *mut u8) };
-                return Ok(None);
-            }
+    if let Some((rank, at, len)) = direct(w, o, t) {
+        if accumulate_direct(rt, w, (rank, at, len), o, result, t, op)? {
+            return Ok(None);
         }
     }
     let Some(r) = w.resolve(rt, t)? else {
@@ -927,6 +939,33 @@ pub fn accumulate(
             unsafe { net::Call::accumulate(comm, t.rank, os, shape, res, op, basic, answered) };
         return Ok(Some(call));
     }
+    let tgt = &w.targets[r.rank];
+    let width = r.ty.basic().and_then(atomic::width);
+    if let (true, Place::Mapped(_), Some(size)) = (tgt.atomics, r.place, width) {
+        let mut origin = vec![0u8; if el.is_some() { os.bytes() } else { 0 }];
+        // SAFETY: the origin is the caller's (C contract); the target was checked as in
+        // `put`, in window memory mapped here; elements of `size` bytes, whole per segment.
+        unsafe {
+            if el.is_some() {
+                os.pack(&mut origin);
+            }
+            let segs = r.shape.segments();
+            let fetch = res.is_some();
+            let old = atomic::accumulate_packed(
+                &w.ctrl,
+                r.rank,
+                size,
+                &segs,
+                &origin,
+                fetch,
+                el.as_ref(),
+            );
+            if let Some(rs) = &res {
+                rs.unpack(&old);
+            }
+        }
+        return Ok(None);
+    }
     let _g = w.ctrl.acc_lock(r.rank);
     if let Some(task) = stealable(w, &r, os, res.is_some(), el.as_ref(), op) {
         if acc_steal::run(&w.ctrl, r.rank, task) {
@@ -940,6 +979,62 @@ pub fn accumulate(
     // SAFETY: as in `put`; the accumulate lock makes the read-modify-write atomic with
     // respect to every other accumulate to this target.
     unsafe { access::accumulate(r.place, os, &r.shape, res.as_ref(), el.as_ref()) }.map(|_| None)
+}
+
+/// The accumulate family on the [`direct`] path: builtin op, same predefined type and count
+/// everywhere (result included). By hardware atomics on a target that uses them, else under
+/// its accumulate lock; false leaves the operation to the general path (errors, a user op,
+/// a different result type, an accumulate large enough to share).
+fn accumulate_direct(
+    rt: &Runtime,
+    w: &Win,
+    (rank, at, len): (usize, usize, usize),
+    o: &Buf,
+    result: Option<&Buf>,
+    t: &TargetArg,
+    op: usize,
+) -> MpiResult<bool> {
+    let Some(b) = Builtin::from_handle(op) else {
+        return Ok(false);
+    };
+    if len == 0 || result.is_some_and(|r| r.dt != t.dt || r.count != t.count) {
+        return Ok(false);
+    }
+    let no_op = b == Builtin::NoOp;
+    if no_op && result.is_none() {
+        return Ok(false);
+    }
+    let reducer = rt.accumulate_reducer(op, t.dt)?;
+    let size = reducer.extent.max(1);
+    let n = len / size;
+    let old = result.map(|r| r.addr as *mut u8);
+    if w.targets[rank].atomics && atomic::capable(size, true, at) {
+        let update = match b {
+            Builtin::NoOp => atomic::Update::Read,
+            Builtin::Replace => atomic::Update::Replace,
+            _ => atomic::Update::Reduce(&reducer),
+        };
+        // SAFETY: `at` is `n` aligned elements of window memory mapped here (`direct`,
+        // `capable`); the origin and result buffers hold `n` elements each (C contract).
+        unsafe { atomic::update(update, size, n, o.addr as *const u8, at as *mut u8, old) };
+        return Ok(true);
+    }
+    if result.is_none() && len >= acc_steal::min_bytes().unwrap_or(usize::MAX) {
+        return Ok(false);
+    }
+    let _g = w.ctrl.acc_lock(rank);
+    // SAFETY: the target run and the origin and result buffers hold `n` whole elements
+    // (`direct`, C contract); the accumulate lock makes the update atomic; `apply_raw` copes
+    // with overlap.
+    unsafe {
+        if let Some(p) = old {
+            std::ptr::copy(at as *const u8, p, len);
+        }
+        if !no_op {
+            reducer.apply_raw(n, o.addr as *const u8, at as *mut u8);
+        }
+    }
+    Ok(true)
 }
 
 /// The accumulate as a task waiting processes may share (`acc_steal`): large, contiguous on
@@ -960,7 +1055,8 @@ fn stealable(
         return None;
     };
     let owns_memory = matches!(w.flavor, MPI_WIN_FLAVOR_ALLOCATE | MPI_WIN_FLAVOR_SHARED);
-    if result
+    if w.targets[r.rank].atomics
+        || result
         || !owns_memory
         || *len < min
         || el.size == 0
@@ -1009,6 +1105,24 @@ pub fn compare_and_swap(rt: &Runtime, win: usize, s: Swap, t: &TargetArg) -> Iss
         let call =
             unsafe { net::Call::compare_and_swap(w.comm, t.rank, bufs, &r.shape, info.size) };
         return Ok(Some(call));
+    }
+    if let (true, Place::Mapped(_), Shape::Contig { addr, .. }) =
+        (w.targets[r.rank].atomics, r.place, &r.shape)
+    {
+        if atomic::capable(info.size, info.size == info.extent, *addr) {
+            // SAFETY: one aligned element of window memory mapped here (checked as in
+            // `put`); the three local buffers hold one element each (C contract).
+            unsafe {
+                atomic::compare_and_swap(
+                    info.size,
+                    origin as *const u8,
+                    compare as *const u8,
+                    result as *mut u8,
+                    *addr as *mut u8,
+                )
+            };
+            return Ok(None);
+        }
     }
     let _g = w.ctrl.acc_lock(r.rank);
     // SAFETY: the three local buffers hold one element each (C contract); the target was

@@ -29,6 +29,7 @@ use crate::core::p2p::matching::Pattern;
 use crate::core::p2p::request::ReqKind;
 use crate::core::p2p::wire_ctx;
 use crate::core::rma::access::{Element, Shape};
+use crate::core::rma::atomic;
 use crate::core::rma::ctrl::Ctrl;
 use crate::core::rma::epoch::LockKind;
 use crate::core::runtime::{self, Background, Runtime};
@@ -440,6 +441,8 @@ pub struct Memory {
     pub size: usize,
     /// A dynamic window: requests must lie in attached regions.
     pub dynamic: bool,
+    /// Accumulates to it use hardware atomics per element (`rma::atomic`).
+    pub atomics: bool,
 }
 
 /// A request being received.
@@ -657,6 +660,25 @@ impl Server {
                 unsafe { gather(&at) }
             }),
             Kind::Acc => match (self.place(&segs), element(rt, op, basic)) {
+                (Ok(at), Ok(el)) if self.mem.atomics && atomic::width(basic).is_some() => {
+                    let size = atomic::width(basic).expect("checked");
+                    let fetch = head & FETCH != 0;
+                    // SAFETY: the segments lie in this rank's window memory (`place`), whole
+                    // elements of `basic`; `data` holds their total (a `MPI_NO_OP` sends none,
+                    // and reads none).
+                    let old = unsafe {
+                        atomic::accumulate_packed(
+                            &self.ctrl,
+                            me,
+                            size,
+                            &at,
+                            data,
+                            fetch,
+                            el.as_ref(),
+                        )
+                    };
+                    Ok(old)
+                }
                 (Ok(at), Ok(el)) => {
                     let _g = self.ctrl.acc_lock(me);
                     // SAFETY: as for `Put`; the accumulate lock makes the update atomic with
@@ -673,6 +695,27 @@ impl Server {
                 (Err(e), _) | (_, Err(e)) => Err(e),
             },
             Kind::Cas => match self.place(&segs) {
+                Ok(at)
+                    if self.mem.atomics
+                        && at.len() == 1
+                        && atomic::capable(at[0].1, true, at[0].0)
+                        && data.len() == 2 * at[0].1 =>
+                {
+                    let size = at[0].1;
+                    let mut old = vec![0u8; size];
+                    // SAFETY: one aligned element of this rank's window memory (`place`,
+                    // `capable`); `data` holds the new value and the one to compare.
+                    unsafe {
+                        atomic::compare_and_swap(
+                            size,
+                            data.as_ptr(),
+                            data[size..].as_ptr(),
+                            old.as_mut_ptr(),
+                            at[0].0 as *mut u8,
+                        )
+                    };
+                    Ok(old)
+                }
                 Ok(at) => {
                     let size = data.len() / 2;
                     let _g = self.ctrl.acc_lock(me);
@@ -891,6 +934,7 @@ mod tests {
             base: 0x1000,
             size: 64,
             dynamic: false,
+            atomics: false,
         };
         assert_eq!(
             place(&fixed, None, &[(0, 8), (56, 8)]),
@@ -909,6 +953,7 @@ mod tests {
             base: 0,
             size: 0,
             dynamic: true,
+            atomics: false,
         };
         let regions = [(0x5000u64, 0x100u64), (0x9000, 0x10)];
         assert_eq!(
