@@ -188,6 +188,17 @@ class NewBenchOutputTest(unittest.TestCase):
             with self.assertRaises(C.RunError):
                 C.run_osu(b, "mpich", exe, [], 10)
 
+    def test_run_osu_a_crashing_variant_keeps_the_others(self):
+        b = C.Bench("x", "x.c", "Latency (us)", "lower", "us", "x", np=0,
+                    variants=C.LATENCY_MT_VARIANTS)
+        with tempfile.TemporaryDirectory() as tmp:
+            # Dies on "-d" (the dup variants), answers the others.
+            exe = self._fake(tmp, 'for a; do [ "$a" = -d ] && exit 139; t=$a; done\n'
+                                  'echo "# Threads  Latency (us)"\necho "$t  1.5"\n')
+            res = C.run_osu(b, "mpich", exe, [], 10)
+        self.assertEqual(res["T=2"], {"Latency (us)": 1.5})
+        self.assertEqual(res["dup T=1"], {"unsupported": "the run failed (exit 139)"})
+
     def test_run_osu_sizes(self):
         b = C.Bench("x", "x.c", "Time/op (us)", "lower", "us", "x", np=0)
         with tempfile.TemporaryDirectory() as tmp:
