@@ -13,9 +13,10 @@
 //! path never writes them.
 
 use crate::core::datatype;
-use crate::core::op::Reducer;
+use crate::core::op::{Builtin, Reducer};
 use crate::core::rma::access::Element;
 use crate::core::rma::ctrl::Ctrl;
+use crate::mpi_abi::consts::*;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 /// The widest element one instruction updates.
@@ -95,6 +96,124 @@ one_element!(update8, AtomicU8, u8);
 one_element!(update16, AtomicU16, u16);
 one_element!(update32, AtomicU32, u32);
 one_element!(update64, AtomicU64, u64);
+
+/// The commonest one-element accumulates (`MPI_SUM` of a double or a 4- or 8-byte integer:
+/// counters and sums), applied inline without looking up and calling the op's kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    /// `MPI_SUM` of `MPI_DOUBLE`.
+    AddF64,
+    /// `MPI_SUM` of an 8-byte integer (two's complement: signed and unsigned alike).
+    AddI64,
+    /// `MPI_SUM` of a 4-byte integer.
+    AddI32,
+}
+
+impl Scalar {
+    /// The inline form of builtin `op` on predefined type `dt`, if it has one.
+    pub fn of(op: Builtin, dt: usize) -> Option<Scalar> {
+        if op != Builtin::Sum {
+            return None;
+        }
+        match dt {
+            MPI_DOUBLE => Some(Scalar::AddF64),
+            MPI_LONG
+            | MPI_LONG_LONG
+            | MPI_UNSIGNED_LONG
+            | MPI_UNSIGNED_LONG_LONG
+            | MPI_INT64_T
+            | MPI_UINT64_T
+            | MPI_AINT
+            | MPI_COUNT
+            | MPI_OFFSET => Some(Scalar::AddI64),
+            MPI_INT | MPI_UNSIGNED | MPI_INT32_T | MPI_UINT32_T => Some(Scalar::AddI32),
+            _ => None,
+        }
+    }
+
+    /// Bytes of the element.
+    pub fn size(self) -> usize {
+        match self {
+            Scalar::AddF64 | Scalar::AddI64 => 8,
+            Scalar::AddI32 => 4,
+        }
+    }
+
+    /// Adds the element at `origin` to the one at `target`, by one atomic instruction (or a
+    /// compare-and-swap loop for the double) when `atomic`, else by a plain load and store
+    /// (the caller holds the target's accumulate lock); the old value goes to `old`.
+    ///
+    /// # Safety
+    /// `origin` readable and `old` writable for one element (any alignment); `target`
+    /// readable and writable for it, and aligned when `atomic` (then every concurrent
+    /// accessor of it is atomic: the module rule).
+    #[inline]
+    pub unsafe fn add(
+        self,
+        atomic: bool,
+        origin: *const u8,
+        target: *mut u8,
+        old: Option<*mut u8>,
+    ) {
+        // SAFETY: the caller's guarantees, element by element below.
+        unsafe {
+            match self {
+                Scalar::AddF64 => {
+                    let v = std::ptr::read_unaligned(origin as *const f64);
+                    let was = if atomic {
+                        let cell = &*(target as *const AtomicU64);
+                        let mut cur = cell.load(Ordering::Relaxed);
+                        loop {
+                            let new = (f64::from_bits(cur) + v).to_bits();
+                            match cell.compare_exchange_weak(
+                                cur,
+                                new,
+                                Ordering::AcqRel,
+                                Ordering::Relaxed,
+                            ) {
+                                Ok(_) => break f64::from_bits(cur),
+                                Err(seen) => cur = seen,
+                            }
+                        }
+                    } else {
+                        let was = std::ptr::read_unaligned(target as *const f64);
+                        std::ptr::write_unaligned(target as *mut f64, was + v);
+                        was
+                    };
+                    if let Some(p) = old {
+                        std::ptr::write_unaligned(p as *mut f64, was);
+                    }
+                }
+                Scalar::AddI64 => {
+                    let v = std::ptr::read_unaligned(origin as *const u64);
+                    let was = if atomic {
+                        (*(target as *const AtomicU64)).fetch_add(v, Ordering::AcqRel)
+                    } else {
+                        let was = std::ptr::read_unaligned(target as *const u64);
+                        std::ptr::write_unaligned(target as *mut u64, was.wrapping_add(v));
+                        was
+                    };
+                    if let Some(p) = old {
+                        std::ptr::write_unaligned(p as *mut u64, was);
+                    }
+                }
+                Scalar::AddI32 => {
+                    let v = std::ptr::read_unaligned(origin as *const u32);
+                    let was = if atomic {
+                        (*(target as *const AtomicU32)).fetch_add(v, Ordering::AcqRel)
+                    } else {
+                        let was = std::ptr::read_unaligned(target as *const u32);
+                        std::ptr::write_unaligned(target as *mut u32, was.wrapping_add(v));
+                        was
+                    };
+                    if let Some(p) = old {
+                        std::ptr::write_unaligned(p as *mut u32, was);
+                    }
+                }
+            }
+        }
+    }
+}
 
 /// Updates `n` contiguous elements of `size` bytes at `target` (each [`capable`]) one
 /// atomic at a time with the elements at `origin`; the old values go to `old` when given.
@@ -270,8 +389,7 @@ pub unsafe fn update_segments(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::op::{Builtin, Reducer};
-    use crate::mpi_abi::consts::*;
+    use crate::core::op::Reducer;
 
     fn element(op: Builtin, dt: usize, size: usize) -> Element {
         Element {
@@ -282,6 +400,60 @@ mod tests {
             spread: None,
             replace: op == Builtin::Replace,
         }
+    }
+
+    #[test]
+    fn scalar_adds_match_the_kernels_and_stay_atomic() {
+        assert_eq!(Scalar::of(Builtin::Sum, MPI_DOUBLE), Some(Scalar::AddF64));
+        assert_eq!(Scalar::of(Builtin::Sum, MPI_UINT64_T), Some(Scalar::AddI64));
+        assert_eq!(Scalar::of(Builtin::Sum, MPI_INT), Some(Scalar::AddI32));
+        assert_eq!(Scalar::of(Builtin::Max, MPI_INT), None);
+        assert_eq!(Scalar::of(Builtin::Sum, MPI_FLOAT), None);
+        // Plain (under a lock) at an odd address, with the old value fetched.
+        let mut bytes = [0u8; 16];
+        bytes[1..9].copy_from_slice(&(-5i64).to_ne_bytes());
+        let (add, mut old) = (7i64, 0i64);
+        // SAFETY: 8 bytes at bytes[1..9]; locals for the rest.
+        unsafe {
+            Scalar::AddI64.add(
+                false,
+                &add as *const i64 as *const u8,
+                bytes.as_mut_ptr().add(1),
+                Some(&mut old as *mut i64 as *mut u8),
+            )
+        };
+        assert_eq!(
+            (i64::from_ne_bytes(bytes[1..9].try_into().unwrap()), old),
+            (2, -5)
+        );
+        // Atomic, from 4 threads.
+        let (d, i) = (0u64, 0u32);
+        let (pd, pi) = (&d as *const u64 as usize, &i as *const u32 as usize);
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(move || {
+                    let (half, one) = (0.5f64, 1u32);
+                    for _ in 0..1000 {
+                        // SAFETY: aligned locals of the scope, accessed only atomically.
+                        unsafe {
+                            Scalar::AddF64.add(
+                                true,
+                                &half as *const f64 as *const u8,
+                                pd as *mut u8,
+                                None,
+                            );
+                            Scalar::AddI32.add(
+                                true,
+                                &one as *const u32 as *const u8,
+                                pi as *mut u8,
+                                None,
+                            );
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!((f64::from_bits(d), i), (2000.0, 4000));
     }
 
     #[test]

@@ -1004,10 +1004,20 @@ fn accumulate_direct(
     if no_op && result.is_none() {
         return Ok(false);
     }
+    let old = result.map(|r| r.addr as *mut u8);
+    if let Some(s) = atomic::Scalar::of(b, t.dt).filter(|s| s.size() == len) {
+        // One element of a common sum: inline, by the same rule as below (atomically on a
+        // target that uses atomics when aligned, else under its accumulate lock).
+        let atomics = w.targets[rank].atomics && atomic::capable(len, true, at);
+        let _g = (!atomics).then(|| w.ctrl.acc_lock(rank));
+        // SAFETY: `at` is one element of window memory mapped here (`direct`), aligned when
+        // `atomics`; the origin and result buffers hold one element each (C contract).
+        unsafe { s.add(atomics, o.addr as *const u8, at as *mut u8, old) };
+        return Ok(true);
+    }
     let reducer = rt.accumulate_reducer(op, t.dt)?;
     let size = reducer.extent.max(1);
     let n = len / size;
-    let old = result.map(|r| r.addr as *mut u8);
     if w.targets[rank].atomics && atomic::capable(size, true, at) {
         let update = match b {
             Builtin::NoOp => atomic::Update::Read,
