@@ -663,21 +663,28 @@ impl Server {
                 (Ok(at), Ok(el)) if self.mem.atomics && atomic::width(basic).is_some() => {
                     let size = atomic::width(basic).expect("checked");
                     let fetch = head & FETCH != 0;
-                    // SAFETY: the segments lie in this rank's window memory (`place`), whole
-                    // elements of `basic`; `data` holds their total (a `MPI_NO_OP` sends none,
-                    // and reads none).
-                    let old = unsafe {
-                        atomic::accumulate_packed(
-                            &self.ctrl,
-                            me,
-                            size,
-                            &at,
-                            data,
-                            fetch,
-                            el.as_ref(),
-                        )
-                    };
-                    Ok(old)
+                    let total: usize = at.iter().map(|s| s.1).sum();
+                    if el.is_some() && data.len() != total {
+                        Err((
+                            MPI_ERR_INTERN,
+                            "an accumulate request's data does not match its target".into(),
+                        ))
+                    } else {
+                        // SAFETY: the segments lie in this rank's window memory (`place`),
+                        // whole elements of `basic`; `data` holds their total (checked; a
+                        // `MPI_NO_OP` reads none).
+                        Ok(unsafe {
+                            atomic::accumulate_packed(
+                                &self.ctrl,
+                                me,
+                                size,
+                                &at,
+                                data,
+                                fetch,
+                                el.as_ref(),
+                            )
+                        })
+                    }
                 }
                 (Ok(at), Ok(el)) => {
                     let _g = self.ctrl.acc_lock(me);
