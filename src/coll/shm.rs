@@ -21,7 +21,7 @@
 //! broadcasts its index (or "none": the communicator then keeps the schedules for good) with a
 //! message broadcast under the call's tag. Members give the slot back in `MPI_Comm_free`.
 //! Nonblocking and persistent forms keep the schedules. Waiting spins briefly, then goes
-//! through `runtime::wait_for`, which drives progress (peers may need our point-to-point
+//! through `runtime::wait_for_unrung`, which drives progress (peers may need our point-to-point
 //! traffic) and yields the CPU when the node is oversubscribed.
 
 use crate::coll::algos::blocks::Blocks;
@@ -636,7 +636,7 @@ fn setup(plan: &Plan) -> MpiResult<Option<(Slot, u64)>> {
 }
 
 /// Waits until `ready()`: spins briefly (not on an oversubscribed node), then polls through
-/// `runtime::wait_for`, which keeps the progress engine going and yields the CPU.
+/// `runtime::wait_for_unrung`, which keeps the progress engine going and yields the CPU.
 fn wait(mut ready: impl FnMut() -> bool) -> MpiResult<()> {
     if ready() {
         return Ok(());
@@ -649,7 +649,7 @@ fn wait(mut ready: impl FnMut() -> bool) -> MpiResult<()> {
             }
         }
     }
-    runtime::wait_for(|_| Ok(ready().then_some(())))
+    runtime::wait_for_unrung(|_| Ok(ready().then_some(())))
 }
 
 /// Waits until ranks `0..p` have all published call `s`.

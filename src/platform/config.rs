@@ -46,6 +46,8 @@ pub enum Knob {
     CollAlgorithm,
     /// `HYMPI_SPIN`.
     Spin,
+    /// `HYMPI_WAIT_SLEEP`.
+    WaitSleep,
     /// `HYMPI_NODE`.
     Node,
     /// `HYMPI_OFI_PROVIDER`.
@@ -319,6 +321,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Threads,
         verbosity: Verbosity::TunerDetail,
         doc: "empty polls before a waiting thread yields the CPU (auto: 2000; 64 at MPI_THREAD_MULTIPLE when the process has one CPU of the node; 1 when oversubscribed)",
+    },
+    KnobSpec {
+        knob: Knob::WaitSleep,
+        name: "HYMPI_WAIT_SLEEP",
+        kind: Kind::Flag,
+        default: "1",
+        category: Category::Threads,
+        verbosity: Verbosity::TunerDetail,
+        doc: "1: a rank waiting for node peers sleeps on a futex its senders ring once a yield shows the node loaded (another process took the CPU for a slice), so that a message wakes it at once; 0: it keeps yielding (only jobs on one node, below MPI_THREAD_MULTIPLE)",
     },
     KnobSpec {
         knob: Knob::Node,

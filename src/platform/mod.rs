@@ -3,6 +3,7 @@ pub mod affinity;
 pub mod bootstrap;
 pub mod cma;
 pub mod config;
+pub mod doorbell;
 pub mod file_lock;
 pub mod nodemap;
 pub mod peer_watch;

@@ -95,6 +95,8 @@ impl PortName {
 fn net(rt: &mut Runtime) -> MpiResult<&mut NetEngine> {
     if rt.net.is_none() {
         let n = NetEngine::open_late(rt.world_rank as u32, rt.world_size as u32, rt.job_id)?;
+        // Network peers do not ring the node doorbell: waits no longer sleep on it.
+        crate::platform::doorbell::clear();
         rt.net = Some(Box::new(n));
     }
     Ok(rt.net.as_mut().expect("opened"))

@@ -1010,7 +1010,7 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     // re-test it without decoding its handle again or looking for its lane.
     let mut awaited: Option<u32> = None;
     let mut idle = 0u32;
-    let mut backoff = Backoff::new();
+    let mut backoff = Backoff::for_peers();
     // Statistics and tracing time the wait once it has to wait.
     let mut waiting: Option<crate::core::diag::Waiting> = None;
     loop {
@@ -1186,7 +1186,7 @@ pub unsafe fn recv(
         (pattern, engine_ref::lane_of(c.ctx))
     };
     let mut idle = 0u32;
-    let mut backoff = Backoff::new();
+    let mut backoff = Backoff::for_peers();
     // Statistics and tracing time the wait once it has to wait.
     let mut waiting: Option<crate::core::diag::Waiting> = None;
     loop {

@@ -826,7 +826,7 @@ pub fn settle(win: usize) -> MpiResult<()> {
         Ok(())
     })?;
     if !earlier.is_empty() {
-        runtime::wait_for(|rt| {
+        runtime::wait_for_unrung(|rt| {
             let (_, w) = rt.win(win)?;
             let open = w.open_batches.iter().any(|b| earlier.contains(b));
             Ok((!open).then_some(()))
@@ -1228,7 +1228,7 @@ pub fn start(win: usize, group: Vec<i32>, assert: i32) -> MpiResult<()> {
     check_assert(assert, MPI_MODE_NOCHECK)?;
     runtime::with(|rt| rt.win_mut(win)?.epochs.start(group.clone()))?;
     if assert & MPI_MODE_NOCHECK == 0 {
-        runtime::wait_for(|rt| {
+        runtime::wait_for_unrung(|rt| {
             let w = rt.win_mut(win)?;
             let me = w.rank as usize;
             let ready = group.iter().all(|&t| {
@@ -1297,7 +1297,7 @@ pub fn test(rt: &mut Runtime, win: usize) -> MpiResult<bool> {
 /// `MPI_Win_wait`.
 pub fn wait(win: usize) -> MpiResult<()> {
     runtime::with(|rt| rt.win(win)?.1.epochs.posted().map(|_| ()))?;
-    runtime::wait_for(|rt| Ok(test(rt, win)?.then_some(())))
+    runtime::wait_for_unrung(|rt| Ok(test(rt, win)?.then_some(())))
 }
 
 /// `MPI_Win_lock`.
@@ -1330,7 +1330,7 @@ pub fn lock(win: usize, kind: i32, target: i32, assert: i32) -> MpiResult<()> {
             Some(kind),
         )])?;
     } else if taken {
-        runtime::wait_for(|rt| {
+        runtime::wait_for_unrung(|rt| {
             let (_, w) = rt.win(win)?;
             Ok(w.ctrl.try_lock(target as usize, kind).then_some(()))
         })?;
@@ -1409,7 +1409,7 @@ pub fn lock_all(win: usize, assert: i32) -> MpiResult<()> {
                 calls.push(net::Call::sync(comm, t as i32, net::Kind::Lock, shared));
                 continue;
             }
-            runtime::wait_for(|rt| {
+            runtime::wait_for_unrung(|rt| {
                 let (_, w) = rt.win(win)?;
                 Ok(w.ctrl.try_lock(t, LockKind::Shared).then_some(()))
             })?;

@@ -426,7 +426,7 @@ impl Shared {
     /// Waits until the server has nothing in flight, then ends it (`MPI_Win_free`, after the
     /// closing barrier: no request can come any more). Call outside `runtime::with`.
     pub fn close(&self) -> MpiResult<()> {
-        runtime::wait_for(|_| Ok((self.busy.load(Ordering::Acquire) == 0).then_some(())))?;
+        runtime::wait_for_unrung(|_| Ok((self.busy.load(Ordering::Acquire) == 0).then_some(())))?;
         self.closed.store(true, Ordering::Release);
         Ok(())
     }

@@ -27,6 +27,7 @@ use crate::core::threads::vci::{self, Matchers, Pool, Requests};
 use crate::mpi_abi::consts::*;
 use crate::platform::bootstrap::{self, Bootstrap};
 use crate::platform::config::{self, Knob, Setting};
+use crate::platform::doorbell::{self, Doorbell};
 use crate::platform::peer_watch::{Peer, PeerWatch};
 use crate::platform::wait;
 use crate::transport::ofi::NetEngine;
@@ -282,7 +283,14 @@ fn not_ready<R>(state: u8) -> MpiResult<R> {
 /// (spin, then yield) while nothing happens. The state is released between polls.
 #[inline]
 pub fn wait_for<R>(step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -> MpiResult<R> {
-    wait_marked(false, step)
+    wait_marked(false, wait::Backoff::for_peers(), step)
+}
+
+/// [`wait_for`] for a condition on shared memory that node peers change without ringing
+/// this rank's doorbell (collective slots, window lock words): it never sleeps, only yields.
+#[inline]
+pub fn wait_for_unrung<R>(step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -> MpiResult<R> {
+    wait_marked(false, wait::Backoff::new(), step)
 }
 
 /// [`wait_for`] for a caller that published "waiting" ([`Runtime::set_waiting`]) itself before
@@ -292,16 +300,18 @@ pub fn wait_for<R>(step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>) -> Mp
 pub fn wait_for_published<R>(
     step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>,
 ) -> MpiResult<R> {
-    wait_marked(true, step)
+    wait_marked(true, wait::Backoff::for_peers(), step)
 }
 
-/// [`wait_for`] with "waiting" already published when `published`.
+/// [`wait_for`] with "waiting" already published when `published`, backing off with
+/// `backoff` (which may sleep on the doorbell when what the wait waits for rings it: node
+/// peers' messages; anything else that does not, a sleep's timeout bounds).
 #[inline]
 fn wait_marked<R>(
     published: bool,
+    mut backoff: wait::Backoff,
     mut step: impl FnMut(&mut Runtime) -> MpiResult<Option<R>>,
 ) -> MpiResult<R> {
-    let mut backoff = wait::Backoff::new();
     // This wait has published "waiting" (node peers then stream or split large copies with
     // us), so it must withdraw it however it leaves.
     let mut marked = published;
@@ -488,6 +498,11 @@ fn start(provided: i32) -> MpiResult<i32> {
         Ok(rt) => {
             RANK_HINT.store(rt.world_rank, Ordering::Relaxed);
             crate::core::diag::init(rt.world_rank);
+            // Node peers ring this rank's doorbell; network peers and other threads do not.
+            let bell = match (&rt.shm, &rt.net, rt.shm_lanes.is_empty()) {
+                (Some(shm), None, true) => Some(shm.own_bell() as *const Doorbell),
+                _ => None,
+            };
             // SAFETY: state is BUSY, so no other thread reads `rt` until the store below.
             unsafe { *G.rt.get() = Box::into_raw(rt) };
             let async_progress = crate::core::threads::async_progress::requested();
@@ -518,6 +533,13 @@ fn start(provided: i32) -> MpiResult<i32> {
                 READY_LOCKED => vci::LeafWay::Locked,
                 _ => vci::LeafWay::Closed,
             });
+            if let (Some(bell), READY) = (bell, G.state.load(Ordering::Acquire)) {
+                // Waits may sleep on the doorbell: one thread in MPI, every event it can wait
+                // for comes from a node peer, which rings.
+                // SAFETY: the doorbell lies in the node segment, mapped until `teardown`,
+                // which clears it first.
+                unsafe { doorbell::install(&*bell) };
+            }
             Ok(provided)
         }
         Err(e) => {
@@ -604,6 +626,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         }
     };
     wait::set_spin_limit(spin);
+    wait::set_sleep(config::flag(Knob::WaitSleep));
 
     let mut shm_lanes = Vec::new();
     let shm = if size > 1 {
@@ -867,6 +890,8 @@ fn teardown() -> MpiResult<()> {
         // SAFETY: locked just above.
         unsafe { G.lock.unlock() };
     }
+    // No wait runs any more (state is BUSY); the segment is still mapped.
+    doorbell::clear();
     // SAFETY: state is BUSY: no thread can reach the runtime any more.
     let mut rt =
         unsafe { Box::from_raw(std::mem::replace(&mut *G.rt.get(), std::ptr::null_mut())) };

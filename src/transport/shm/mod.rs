@@ -453,8 +453,17 @@ impl ShmEngine {
             copy_bytes(buf, (*fb).payload.as_mut_ptr(), bytes);
             (*fb).full.store(1, Ordering::Release);
         }
+        self.seg.slot(dest).bell.ring();
         self.fb_send[dest as usize] = slot.wrapping_add(1);
         true
+    }
+
+    /// Puts cell `c` (written) on local rank `dest`'s receive queue and rings its doorbell.
+    #[inline(always)]
+    fn deliver(&self, dest: u32, c: u32) {
+        let slot = self.seg.slot(dest);
+        slot.recv.push(&self.seg, c);
+        slot.bell.ring();
     }
 
     #[inline]
@@ -486,7 +495,7 @@ impl ShmEngine {
                             std::ptr::copy_nonoverlapping(buf, self.seg.payload(c), bytes);
                         }
                     }
-                    self.seg.slot(dest).recv.push(&self.seg, c);
+                    self.deliver(dest, c);
                 }
                 Outgoing::RtsV {
                     dest,
@@ -500,7 +509,7 @@ impl ShmEngine {
                     let seq = self.send_seq[dest as usize];
                     self.send_seq[dest as usize] = seq.wrapping_add(1);
                     (*h).seq = seq;
-                    self.seg.slot(dest).recv.push(&self.seg, c);
+                    self.deliver(dest, c);
                 }
                 Outgoing::Split {
                     dest,
@@ -524,7 +533,7 @@ impl ShmEngine {
                         rreq,
                         addr,
                     );
-                    self.seg.slot(dest).recv.push(&self.seg, c);
+                    self.deliver(dest, c);
                 }
                 Outgoing::Reply {
                     dest,
@@ -547,7 +556,7 @@ impl ShmEngine {
                         rreq,
                         0,
                     );
-                    self.seg.slot(dest).recv.push(&self.seg, c);
+                    self.deliver(dest, c);
                 }
             }
         }
@@ -613,7 +622,9 @@ impl ShmEngine {
                         ),
                     }
                 }
-                self.seg.slot(s.dest).recv.push(&self.seg, c);
+                let slot = self.seg.slot(s.dest);
+                slot.recv.push(&self.seg, c);
+                slot.bell.ring();
                 s.off += n;
                 any = true;
             }
@@ -831,10 +842,15 @@ impl ShmEngine {
             unsafe { (*fb).full.store(0, Ordering::Release) };
             return;
         }
-        self.seg
-            .slot(self.seg.owner(cell))
-            .free
-            .push(&self.seg, cell);
+        let owner = self.seg.slot(self.seg.owner(cell));
+        owner.free.push(&self.seg, cell);
+        // Its owner may wait for a free cell.
+        owner.bell.ring();
+    }
+
+    /// This rank's doorbell (see [`crate::platform::doorbell`]).
+    pub fn own_bell(&self) -> &crate::platform::doorbell::Doorbell {
+        &self.seg.slot(self.me).bell
     }
 
     /// Reads `len` bytes of the rendezvous buffer at `addr` in local rank `src` into `dst`.
@@ -1269,6 +1285,45 @@ mod tests {
             buf: data.as_ptr(),
             bytes: data.len(),
         }
+    }
+
+    /// A sleeping receiver is rung by a message through its fastbox and by one through a
+    /// cell, and a sender whose cell comes back is rung too; nobody rings when nothing is
+    /// sent (the sleep then lasts its timeout).
+    #[test]
+    fn sends_and_returned_cells_ring_the_doorbell() {
+        use std::time::{Duration, Instant};
+        let (mut a, mut b) = pair();
+        // Whether a sleep armed before `act` ends long before its 20 s timeout.
+        let rung = |bell: &crate::platform::doorbell::Doorbell, act: &mut dyn FnMut()| {
+            let armed = bell.arm();
+            act();
+            let t = Instant::now();
+            bell.sleep(armed, Duration::from_secs(20));
+            bell.disarm();
+            t.elapsed() < Duration::from_secs(10)
+        };
+        let small = [1u8; 8];
+        let big = vec![2u8; 4000];
+        let mut done = Vec::new();
+        assert!(rung(b.own_bell(), &mut || {
+            a.send_or_queue(msg(0, &small));
+            a.flush(&mut done);
+        }));
+        assert!(rung(b.own_bell(), &mut || {
+            a.send_or_queue(msg(1, &big));
+            a.flush(&mut done);
+        }));
+        let first = b.poll().expect("fastbox message");
+        b.release(first.cell);
+        let second = b.poll().expect("cell message");
+        assert_eq!(second.len, 4000);
+        assert!(rung(a.own_bell(), &mut || b.release(second.cell)));
+        let armed = b.own_bell().arm();
+        let t = Instant::now();
+        b.own_bell().sleep(armed, Duration::from_millis(30));
+        b.own_bell().disarm();
+        assert!(t.elapsed() >= Duration::from_millis(29), "rung with nothing sent");
     }
 
     /// Small messages go through the fastbox while it is free and through the queue while it

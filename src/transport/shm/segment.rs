@@ -58,7 +58,10 @@ pub struct RankSlot {
     /// 1 once this rank has started finalising (set before the node barrier of
     /// `MPI_Finalize`): its process may end from then on without ending the job.
     pub finalizing: AtomicU32,
-    _pad: [u8; 32],
+    /// Rung by every node peer that sends this rank a cell or fills one of its fastboxes
+    /// (and by receivers returning its cells): a waiting rank on a loaded node sleeps on it.
+    pub bell: crate::platform::doorbell::Doorbell,
+    _pad: [u8; 24],
 }
 
 /// Header of every cell; the payload follows it.
