@@ -101,6 +101,10 @@ unsafe fn put(
     request: Option<*mut MPI_Request>,
 ) -> MpiResult<()> {
     let (o, t) = (buf(oa, oc, odt)?, target(tr, td, tc, tdt)?);
+    // The direct way first (no request, on-node mapped target, one predefined type).
+    if request.is_none() && runtime::with(|rt| Ok(rma::put_direct(rt, win as usize, &o, &t)))? {
+        return Ok(());
+    }
     // SAFETY: forwarded C arguments.
     unsafe { issue(win, tr, request, |rt| rma::put(rt, win as usize, &o, &t)) }
 }
@@ -118,6 +122,10 @@ unsafe fn get(
     request: Option<*mut MPI_Request>,
 ) -> MpiResult<()> {
     let (o, t) = (buf(oa, oc, odt)?, target(tr, td, tc, tdt)?);
+    // The direct way first (no request, on-node mapped target, one predefined type).
+    if request.is_none() && runtime::with(|rt| Ok(rma::get_direct(rt, win as usize, &o, &t)))? {
+        return Ok(());
+    }
     // SAFETY: forwarded C arguments.
     unsafe { issue(win, tr, request, |rt| rma::get(rt, win as usize, &o, &t)) }
 }
@@ -130,6 +138,20 @@ unsafe fn accumulate(
     win: MPI_Win,
     request: Option<*mut MPI_Request>,
 ) -> MpiResult<()> {
+    if request.is_none()
+        && runtime::with(|rt| {
+            Ok(rma::accumulate_direct_way(
+                rt,
+                win as usize,
+                &o,
+                result.as_ref(),
+                &t,
+                op as usize,
+            ))
+        })?
+    {
+        return Ok(());
+    }
     // SAFETY: forwarded C arguments.
     unsafe {
         issue(win, t.rank, request, |rt| {
@@ -664,10 +686,11 @@ pub(crate) unsafe fn MPI_Win_flush_local_all(win: MPI_Win) -> MpiResult<()> {
 /// The flushes: the epoch checked, memory ordered, requests to other nodes completed.
 fn flush(win: MPI_Win, target: Option<c_int>) -> MpiResult<()> {
     let pending = runtime::with(|rt| {
-        rma::flush(rt, win as usize, target)?;
-        if rma::spans(rt, win as usize) {
-            rt.progress()?;
+        let found = rma::flush(rt, win as usize, target)?;
+        if !found.spans {
+            return Ok(found.pending);
         }
+        rt.progress()?;
         Ok(rma::has_pending(rt, win as usize))
     })?;
     if pending {

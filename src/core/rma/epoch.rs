@@ -60,13 +60,19 @@ fn sync<T>(msg: impl Into<String>) -> MpiResult<T> {
 }
 
 impl Epochs {
-    /// May this process issue an operation to `target` now?
-    pub fn check_access(&self, target: i32) -> MpiResult<()> {
-        if self.fence
+    /// Whether an access epoch to `target` is open ([`Epochs::check_access`] without the
+    /// error).
+    #[inline]
+    pub fn may_access(&self, target: i32) -> bool {
+        self.fence
             || self.lock_all.is_some()
             || self.locks.iter().any(|h| h.rank == target)
             || self.start.as_ref().is_some_and(|g| g.contains(&target))
-        {
+    }
+
+    /// May this process issue an operation to `target` now?
+    pub fn check_access(&self, target: i32) -> MpiResult<()> {
+        if self.may_access(target) {
             return Ok(());
         }
         sync(format!(
@@ -77,10 +83,18 @@ impl Epochs {
 
     /// Is `target` in a passive-target epoch (for the flushes and the request-based
     /// operations)?
+    #[inline]
     pub fn check_passive(&self, target: i32) -> MpiResult<()> {
         if self.lock_all.is_some() || self.locks.iter().any(|h| h.rank == target) {
             return Ok(());
         }
+        Self::not_passive(target)
+    }
+
+    /// The error of [`Epochs::check_passive`] (out of line: the check stays short).
+    #[cold]
+    #[inline(never)]
+    fn not_passive(target: i32) -> MpiResult<()> {
         sync(format!(
             "target rank {target} is not locked (this call needs a passive-target epoch: \
              MPI_Win_lock or MPI_Win_lock_all)"

@@ -206,18 +206,31 @@ fn memory_offsets(sizes: &[usize], flavor: i32, noncontig: bool) -> MpiResult<(V
 
 impl Runtime {
     /// The table index and entry of window handle `h` (`MPI_ERR_WIN` when invalid).
+    #[inline]
     pub fn win(&self, h: usize) -> MpiResult<(u32, &Win)> {
-        match self.wins.decode(h) {
-            Some(i) => Ok((i, self.wins.get(i).expect("decoded window"))),
-            None if h == MPI_WIN_NULL => fail(MPI_ERR_WIN, "the window is MPI_WIN_NULL"),
-            None => fail(MPI_ERR_WIN, format!("invalid window handle {h:#x}")),
+        if let Some(i) = self.wins.decode(h) {
+            if let Some(w) = self.wins.get(i) {
+                return Ok((i, w));
+            }
         }
+        bad_window(h)
     }
 
     /// [`Runtime::win`], mutable.
     pub fn win_mut(&mut self, h: usize) -> MpiResult<&mut Win> {
         let (i, _) = self.win(h)?;
         Ok(self.wins.get_mut(i).expect("decoded window"))
+    }
+}
+
+/// The error of a handle that names no window (out of line: lookups stay short).
+#[cold]
+#[inline(never)]
+fn bad_window<T>(h: usize) -> MpiResult<T> {
+    if h == MPI_WIN_NULL {
+        fail(MPI_ERR_WIN, "the window is MPI_WIN_NULL")
+    } else {
+        fail(MPI_ERR_WIN, format!("invalid window handle {h:#x}"))
     }
 }
 
@@ -736,17 +749,18 @@ fn direct(w: &Win, o: &Buf, t: &TargetArg) -> Option<(usize, usize, usize)> {
     if o.dt != t.dt || o.count != t.count || t.rank < 0 || t.rank >= w.size || t.disp < 0 {
         return None;
     }
-    let info = datatype::predefined(t.dt)?;
-    if info.extent != info.size || w.flavor == MPI_WIN_FLAVOR_DYNAMIC {
+    // A predefined type without holes (a byte-table lookup).
+    let size = datatype::contiguous_size(t.dt)?;
+    if w.flavor == MPI_WIN_FLAVOR_DYNAMIC {
         return None;
     }
-    let tgt = &w.targets[t.rank as usize];
+    let tgt = w.targets.get(t.rank as usize)?;
     let Place::Mapped(base) = tgt.place else {
         return None;
     };
-    let len = info.size.checked_mul(t.count)?;
+    let len = size.checked_mul(t.count)?;
     let off = (t.disp as usize).checked_mul(tgt.disp_unit as usize)?;
-    if off.checked_add(len)? > tgt.size || w.epochs.check_access(t.rank).is_err() {
+    if off.checked_add(len)? > tgt.size || !w.epochs.may_access(t.rank) {
         return None;
     }
     Some((t.rank as usize, base + off, len))
@@ -860,6 +874,36 @@ pub fn put(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Issued {
     unsafe { access::put(r.place, &os, &r.shape) }.map(|_| None)
 }
 
+/// [`put`] when it takes the direct path (on-node mapped target, one predefined type, in
+/// an access epoch): whether it did the put. Without a request to hand out nor a call to
+/// return, the C entry's short way in; anything else (errors included) is [`put`]'s.
+#[inline]
+pub fn put_direct(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> bool {
+    let Ok((_, w)) = rt.win(win) else {
+        return false;
+    };
+    let Some((_, at, len)) = direct(w, o, t) else {
+        return false;
+    };
+    // SAFETY: as in `put`.
+    unsafe { std::ptr::copy(o.addr as *const u8, at as *mut u8, len) };
+    true
+}
+
+/// [`get`] when it takes the direct path: whether it did the get (see [`put_direct`]).
+#[inline]
+pub fn get_direct(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> bool {
+    let Ok((_, w)) = rt.win(win) else {
+        return false;
+    };
+    let Some((_, at, len)) = direct(w, o, t) else {
+        return false;
+    };
+    // SAFETY: as in `get`.
+    unsafe { std::ptr::copy(at as *const u8, o.addr as *mut u8, len) };
+    true
+}
+
 /// `MPI_Get` (and `MPI_Rget`).
 pub fn get(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Issued {
     let (_, w) = rt.win(win)?;
@@ -878,6 +922,26 @@ pub fn get(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Issued {
     }
     // SAFETY: as in `put`.
     unsafe { access::get(r.place, &os, &r.shape) }.map(|_| None)
+}
+
+/// [`accumulate`] when it takes the direct path ([`accumulate_direct`]): whether it did the
+/// operation (see [`put_direct`]); errors are left to [`accumulate`].
+#[inline]
+pub fn accumulate_direct_way(
+    rt: &Runtime,
+    win: usize,
+    o: &Buf,
+    result: Option<&Buf>,
+    t: &TargetArg,
+    op: usize,
+) -> bool {
+    let Ok((_, w)) = rt.win(win) else {
+        return false;
+    };
+    let Some(at) = direct(w, o, t) else {
+        return false;
+    };
+    accumulate_direct(rt, w, at, o, result, t, op).unwrap_or(false)
 }
 
 /// `MPI_Accumulate` and `MPI_Get_accumulate` (`result` given), and their request forms.
@@ -1456,21 +1520,39 @@ pub fn unlock_all(win: usize) -> MpiResult<()> {
 /// The flushes: operations on the node complete when issued, so a flush checks its epoch and
 /// orders memory (the caller then [`settle`]s requests to other nodes). `target` `None`:
 /// every target.
-pub fn flush(rt: &Runtime, win: usize, target: Option<i32>) -> MpiResult<()> {
+#[inline]
+pub fn flush(rt: &Runtime, win: usize, target: Option<i32>) -> MpiResult<Flushed> {
     let (_, w) = rt.win(win)?;
     match target {
         Some(MPI_PROC_NULL) => {}
-        Some(t) if t < 0 || t >= w.size => {
-            return fail(
-                MPI_ERR_RANK,
-                format!("target rank {t} is not in the window"),
-            )
-        }
+        Some(t) if t < 0 || t >= w.size => return rank_outside(t),
         Some(t) => w.epochs.check_passive(t)?,
         None => w.epochs.check_any_passive()?,
     }
     fence_memory();
-    Ok(())
+    Ok(Flushed {
+        spans: w.net.is_some(),
+        pending: !w.pending.is_empty() || !w.open_batches.is_empty(),
+    })
+}
+
+/// The error of a flush to a rank outside the window (out of line).
+#[cold]
+#[inline(never)]
+fn rank_outside<T>(t: i32) -> MpiResult<T> {
+    fail(
+        MPI_ERR_RANK,
+        format!("target rank {t} is not in the window"),
+    )
+}
+
+/// What [`flush`] found of its window (one lookup for the caller's next steps).
+#[derive(Clone, Copy, Debug)]
+pub struct Flushed {
+    /// The window spans nodes ([`spans`]): the caller progresses, then asks [`has_pending`].
+    pub spans: bool,
+    /// The window has requests to settle ([`has_pending`], before any progress).
+    pub pending: bool,
 }
 
 /// `MPI_Win_attach` of `[base, base + len)`.

@@ -1323,7 +1323,10 @@ mod tests {
         let t = Instant::now();
         b.own_bell().sleep(armed, Duration::from_millis(30));
         b.own_bell().disarm();
-        assert!(t.elapsed() >= Duration::from_millis(29), "rung with nothing sent");
+        assert!(
+            t.elapsed() >= Duration::from_millis(29),
+            "rung with nothing sent"
+        );
     }
 
     /// Small messages go through the fastbox while it is free and through the queue while it
