@@ -806,8 +806,7 @@ pub fn spans(rt: &Runtime, win: usize) -> bool {
 /// Whether window `win` has deferred requests, or requests another thread is settling
 /// (then [`settle`]).
 pub fn has_pending(rt: &Runtime, win: usize) -> bool {
-    rt.win(win)
-        .is_ok_and(|(_, w)| !w.pending.is_empty() || !w.open_batches.is_empty())
+    rt.win(win).is_ok_and(|(_, w)| w.has_pending())
 }
 
 /// Completes the deferred requests of window `win`: waits for their answers, lands fetched
@@ -874,15 +873,20 @@ pub fn put(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Issued {
     unsafe { access::put(r.place, &os, &r.shape) }.map(|_| None)
 }
 
+/// The target address here and the length of an operation of window `win` that takes the
+/// [`direct`] path; `None` for anything else (an invalid window included).
+#[inline(always)]
+fn direct_at(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Option<(usize, usize)> {
+    let (_, w) = rt.win(win).ok()?;
+    direct(w, o, t).map(|(_, at, len)| (at, len))
+}
+
 /// [`put`] when it takes the direct path (on-node mapped target, one predefined type, in
 /// an access epoch): whether it did the put. Without a request to hand out nor a call to
 /// return, the C entry's short way in; anything else (errors included) is [`put`]'s.
 #[inline]
 pub fn put_direct(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> bool {
-    let Ok((_, w)) = rt.win(win) else {
-        return false;
-    };
-    let Some((_, at, len)) = direct(w, o, t) else {
+    let Some((at, len)) = direct_at(rt, win, o, t) else {
         return false;
     };
     // SAFETY: as in `put`.
@@ -893,10 +897,7 @@ pub fn put_direct(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> bool {
 /// [`get`] when it takes the direct path: whether it did the get (see [`put_direct`]).
 #[inline]
 pub fn get_direct(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> bool {
-    let Ok((_, w)) = rt.win(win) else {
-        return false;
-    };
-    let Some((_, at, len)) = direct(w, o, t) else {
+    let Some((at, len)) = direct_at(rt, win, o, t) else {
         return false;
     };
     // SAFETY: as in `get`.
@@ -1256,6 +1257,11 @@ impl Win {
         self.flavor == MPI_WIN_FLAVOR_DYNAMIC || self.pending.is_empty()
     }
 
+    /// Whether it has deferred requests, or requests another thread is settling.
+    fn has_pending(&self) -> bool {
+        !self.pending.is_empty() || !self.open_batches.is_empty()
+    }
+
     /// Whether window rank `r` is on another node.
     fn elsewhere(&self, r: i32) -> bool {
         self.targets[r as usize].place == Place::OtherNode
@@ -1532,7 +1538,7 @@ pub fn flush(rt: &Runtime, win: usize, target: Option<i32>) -> MpiResult<Flushed
     fence_memory();
     Ok(Flushed {
         spans: w.net.is_some(),
-        pending: !w.pending.is_empty() || !w.open_batches.is_empty(),
+        pending: w.has_pending(),
     })
 }
 

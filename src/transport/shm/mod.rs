@@ -458,14 +458,6 @@ impl ShmEngine {
         true
     }
 
-    /// Puts cell `c` (written) on local rank `dest`'s receive queue and rings its doorbell.
-    #[inline(always)]
-    fn deliver(&self, dest: u32, c: u32) {
-        let slot = self.seg.slot(dest);
-        slot.recv.push(&self.seg, c);
-        slot.bell.ring();
-    }
-
     #[inline]
     fn try_emit(&mut self, o: &Outgoing) -> bool {
         let Some(c) = self.seg.slot(self.me).free.pop(&self.seg) else {
@@ -495,7 +487,7 @@ impl ShmEngine {
                             std::ptr::copy_nonoverlapping(buf, self.seg.payload(c), bytes);
                         }
                     }
-                    self.deliver(dest, c);
+                    self.seg.deliver(dest, c);
                 }
                 Outgoing::RtsV {
                     dest,
@@ -509,7 +501,7 @@ impl ShmEngine {
                     let seq = self.send_seq[dest as usize];
                     self.send_seq[dest as usize] = seq.wrapping_add(1);
                     (*h).seq = seq;
-                    self.deliver(dest, c);
+                    self.seg.deliver(dest, c);
                 }
                 Outgoing::Split {
                     dest,
@@ -533,7 +525,7 @@ impl ShmEngine {
                         rreq,
                         addr,
                     );
-                    self.deliver(dest, c);
+                    self.seg.deliver(dest, c);
                 }
                 Outgoing::Reply {
                     dest,
@@ -556,7 +548,7 @@ impl ShmEngine {
                         rreq,
                         0,
                     );
-                    self.deliver(dest, c);
+                    self.seg.deliver(dest, c);
                 }
             }
         }
@@ -622,9 +614,7 @@ impl ShmEngine {
                         ),
                     }
                 }
-                let slot = self.seg.slot(s.dest);
-                slot.recv.push(&self.seg, c);
-                slot.bell.ring();
+                self.seg.deliver(s.dest, c);
                 s.off += n;
                 any = true;
             }

@@ -335,6 +335,14 @@ impl Segment {
         self.header().magic.store(MAGIC, Ordering::Release);
     }
 
+    /// Puts cell `c` (written) on local rank `dest`'s receive queue and rings its doorbell.
+    #[inline(always)]
+    pub fn deliver(&self, dest: u32, c: u32) {
+        let slot = self.slot(dest);
+        slot.recv.push(self, c);
+        slot.bell.ring();
+    }
+
     /// The header.
     pub fn header(&self) -> &SegHeader {
         // SAFETY: offset 0 holds an initialised SegHeader for the mapping's lifetime.
