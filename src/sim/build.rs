@@ -3,8 +3,8 @@
 //! the engine needs: per rank, rounds of sends, receives and local steps with their bytes.
 
 use crate::coll::algos::{
-    allgather, allreduce, alltoall, barrier, bcast, blocks::Blocks, gather, hier, reduce,
-    reduce::Elems, scatter,
+    allgather, allreduce, alltoall, barrier, bcast, blocks::Blocks, gather, hier, multi_object,
+    reduce, reduce::Elems, scatter,
 };
 use crate::coll::sched::{Schedule, Span, Step};
 use crate::coll::tuning::Coll;
@@ -236,6 +236,7 @@ pub fn catalog(coll: Coll) -> &'static [&'static str] {
             "recursive_multiplying",
             "kring",
             "smp",
+            "multi_object_bruck",
         ],
         Coll::Allgather => &[
             "ring",
@@ -246,8 +247,10 @@ pub fn catalog(coll: Coll) -> &'static [&'static str] {
             "kring",
             "smp",
             "multi_object_ring",
+            "multi_object_bruck",
         ],
-        Coll::Gather | Coll::Scatter => &["binomial", "linear", "smp"],
+        Coll::Gather => &["binomial", "linear", "smp"],
+        Coll::Scatter => &["binomial", "linear", "smp", "multi_object_tree"],
         Coll::Alltoall => &["pairwise", "scattered", "bruck"],
         _ => &[],
     }
@@ -315,13 +318,14 @@ pub fn check(call: &Call, m: &Machine) -> Result<(), String> {
     }
     let p = m.ranks();
     let l = m.layout();
-    if (name == "smp" || name == "multi_object_ring") && !l.is_hierarchical() {
+    let multi_object = name.starts_with("multi_object_");
+    if (name == "smp" || multi_object) && !l.is_hierarchical() {
         return Err(format!(
             "`{name}` needs several nodes, one of them with several ranks"
         ));
     }
-    if name == "multi_object_ring" && !l.is_uniform() {
-        return Err("`multi_object_ring` needs nodes of one size".into());
+    if multi_object && !l.is_uniform() {
+        return Err(format!("`{name}` needs nodes of one size"));
     }
     if call.coll == Coll::Allgather && name == "recursive_doubling" && !p.is_power_of_two() {
         return Err("allgather `recursive_doubling` needs a power-of-two size".into());
@@ -414,6 +418,7 @@ fn schedule(call: &Call, l: &NodeLayout, p: usize, rank: usize) -> Schedule {
                 "recursive_multiplying" => allreduce::recursive_multiplying(&c, s_, &e, sb, rb, k),
                 "kring" => allreduce::kring(&c, s_, &e, sb, rb, k),
                 "smp" => hier::allreduce(&c, s_, l, &e, sb, rb),
+                "multi_object_bruck" => multi_object::allreduce_bruck(&c, s_, l, &e, sb, rb),
                 _ => allreduce::recursive_doubling(&c, s_, &e, sb, rb),
             }
         }
@@ -429,7 +434,8 @@ fn schedule(call: &Call, l: &NodeLayout, p: usize, rank: usize) -> Schedule {
             };
             match name {
                 "smp" => hier::allgather(&c, s_, l, &rblocks, own),
-                "multi_object_ring" => hier::allgather_multi_object_ring(&c, s_, l, &rblocks, own),
+                "multi_object_ring" => multi_object::allgather_ring(&c, s_, l, &rblocks, own),
+                "multi_object_bruck" => multi_object::allgather_bruck(&c, s_, l, &rblocks, own),
                 _ => allgather::run(&c, s_, algo, &rblocks, own),
             }
         }
@@ -452,6 +458,9 @@ fn schedule(call: &Call, l: &NodeLayout, p: usize, rank: usize) -> Schedule {
             let rd = Span::bytes(RECV_BASE, b);
             match name {
                 "smp" => hier::scatter(&c, s_, l, send, Some(&rd), b, root),
+                "multi_object_tree" => {
+                    multi_object::scatter_tree(&c, s_, l, send, Some(&rd), b, root)
+                }
                 "binomial" => scatter::binomial(&c, s_, send, Some(&rd), b, root),
                 _ => {
                     let spans: Vec<Span> = match send {
@@ -538,7 +547,7 @@ mod tests {
         ] {
             for name in catalog(coll) {
                 let r = programs(&call(coll, name, 4096), &m);
-                let expect_err = *name == "multi_object_ring"
+                let expect_err = name.starts_with("multi_object_")
                     || (*name == "recursive_doubling" && coll == Coll::Allgather);
                 assert_eq!(r.is_err(), expect_err, "{coll:?} {name}: {r:?}");
             }

@@ -232,6 +232,44 @@ struct Rank {
     done: bool,
 }
 
+/// When a node's NIC takes messages in: sorted, disjoint busy intervals (touching ones
+/// merged). A message takes the first free stretch from the moment it reaches the NIC, so
+/// a message injected early is not queued behind one the engine issued earlier but that
+/// reaches the node later (the sends of one time are issued rank by rank).
+#[derive(Clone, Debug, Default)]
+struct Busy(Vec<(f64, f64)>);
+
+impl Busy {
+    /// Books `len` seconds from the first free moment at or after `from`; returns its end.
+    /// Intervals that end by `now` (no message reaches the NIC before it) are dropped.
+    fn book(&mut self, from: f64, len: f64, now: f64) -> f64 {
+        let v = &mut self.0;
+        let past = v.partition_point(|&(_, end)| end <= now);
+        if past > 32 {
+            v.drain(..past);
+        }
+        let mut i = v.partition_point(|&(_, end)| end <= from);
+        let mut start = from;
+        while i < v.len() && v[i].0 < start + len {
+            start = start.max(v[i].1);
+            i += 1;
+        }
+        let end = start + len;
+        let joins_prev = i > 0 && v[i - 1].1 >= start;
+        let joins_next = i < v.len() && v[i].0 <= end;
+        match (joins_prev, joins_next) {
+            (true, true) => {
+                v[i - 1].1 = v[i].1;
+                v.remove(i);
+            }
+            (true, false) => v[i - 1].1 = end,
+            (false, true) => v[i].0 = start,
+            (false, false) => v.insert(i, (start, end)),
+        }
+        end
+    }
+}
+
 /// The simulation state.
 struct Engine<'a> {
     model: &'a Model,
@@ -240,7 +278,9 @@ struct Engine<'a> {
     ranks: Vec<Rank>,
     pairs: HashMap<u64, Pair, BuildHasherDefault<PairHasher>>,
     nic_out: Vec<f64>,
-    nic_in: Vec<f64>,
+    nic_in: Vec<Busy>,
+    /// Time of the event being processed (no later message starts before it).
+    now: f64,
     queue: BinaryHeap<Reverse<(Time, u32)>>,
     out: Outcome,
     record: bool,
@@ -268,7 +308,8 @@ pub fn simulate(
         ranks: vec![Rank::default(); p],
         pairs: HashMap::default(),
         nic_out: vec![0.0; nodes],
-        nic_in: vec![0.0; nodes],
+        nic_in: vec![Busy::default(); nodes],
+        now: 0.0,
         queue: BinaryHeap::with_capacity(p),
         out: Outcome {
             finish: vec![0.0; p],
@@ -302,6 +343,7 @@ pub fn simulate(
         }
     }
     while let Some(Reverse((Time(t), r))) = e.queue.pop() {
+        e.now = t;
         e.start_round(r, t);
     }
     e.finish()
@@ -372,8 +414,7 @@ impl Engine<'_> {
             self.out.inter_messages += 1;
             let i = (start + link.overhead).max(self.nic_out[a]);
             self.nic_out[a] = i + link.gap.max(wire);
-            let arrival = (i + wire + link.latency).max(self.nic_in[b] + wire);
-            self.nic_in[b] = arrival;
+            let arrival = self.nic_in[b].book(i + link.latency, wire, self.now);
             st.sends_done = st.sends_done.max(i + wire);
             Delivery::At(arrival)
         } else if bytes as usize >= m.cma.threshold && r != to {

@@ -239,3 +239,154 @@ fn node_aware_allreduce_relieves_the_nic() {
         flat.time()
     );
 }
+
+/// Links inside a node that cost nothing, so a schedule's time is its network part.
+const FREE: Link = Link {
+    latency: 0.0,
+    overhead: 0.0,
+    gap: 0.0,
+    per_byte: 0.0,
+};
+
+/// A machine whose on-node messages are free and whose network link is `inter`.
+fn network_only(inter: Link) -> Model {
+    let mut m = Model::uniform(inter);
+    m.intra = FREE;
+    m
+}
+
+/// `ceil(log_base(n))` in integers.
+fn ceil_log(base: usize, n: usize) -> usize {
+    let (mut r, mut x) = (0, 1);
+    while x < n {
+        x *= base;
+        r += 1;
+    }
+    r
+}
+
+/// Layouts (nodes, ranks per node) with N a power of P+1 and not, N below and above P.
+const MULTI_LAYOUTS: [(usize, usize); 9] = [
+    (2, 2),
+    (3, 2),
+    (4, 2),
+    (5, 2),
+    (9, 2),
+    (10, 3),
+    (7, 4),
+    (16, 3),
+    (3, 5),
+];
+
+#[test]
+fn multi_object_algorithms_complete_on_every_layout_and_root() {
+    let model = Model::default();
+    for (n, p) in MULTI_LAYOUTS {
+        let m = Machine::regular(n, p);
+        for (coll, algo) in [
+            (Coll::Scatter, "multi_object_tree"),
+            (Coll::Allgather, "multi_object_bruck"),
+            (Coll::Allreduce, "multi_object_bruck"),
+        ] {
+            for root in [0, 1, (n * p - 1) as u32] {
+                let mut c = call(coll, algo, 64);
+                c.root = root;
+                let out = run(&c, &m, &model, Options::default());
+                assert!(out.is_ok(), "{coll:?} {algo} {n}x{p} root {root}: {out:?}");
+            }
+        }
+    }
+}
+
+/// PiP-MColl Eq. 4.2, latency term: the (P+1)-ary scatter takes `ceil(log_{P+1} N)` network
+/// hops `alpha_e = L + 2o` (on-node steps free), where the two-level scatter's binomial tree
+/// over the heads takes `ceil(log2 N)`.
+#[test]
+fn multi_object_scatter_takes_eq_4_2_latency() {
+    let alpha = hop(0);
+    let model = network_only(Link {
+        per_byte: 0.0,
+        gap: 0.0,
+        ..LINK
+    });
+    for (n, p) in MULTI_LAYOUTS {
+        let m = Machine::regular(n, p);
+        for root in [0, (n * p - 1) as u32] {
+            let mut c = call(Coll::Scatter, "multi_object_tree", 8);
+            c.root = root;
+            assert_close(time(&c, &m, &model), ceil_log(p + 1, n) as f64 * alpha);
+        }
+    }
+}
+
+/// PiP-MColl Eq. 4.2, bandwidth term `C_b (N-1) P beta_e`: every node's blocks but the
+/// root's own leave through the root node's NIC, which its P senders share (no latency,
+/// on-node steps free); exact for one level (N = P+1) and two (N = (P+1)^2).
+#[test]
+fn multi_object_scatter_takes_eq_4_2_bandwidth() {
+    let model = network_only(Link {
+        latency: 0.0,
+        overhead: 0.0,
+        gap: 0.0,
+        per_byte: LINK.per_byte,
+    });
+    let cb = 4096;
+    for p in [2, 3, 4] {
+        for n in [p + 1, (p + 1) * (p + 1)] {
+            let t = time(
+                &call(Coll::Scatter, "multi_object_tree", cb),
+                &Machine::regular(n, p),
+                &model,
+            );
+            assert_close(t, (cb * (n - 1) * p) as f64 * LINK.per_byte);
+        }
+    }
+}
+
+/// PiP-MColl Eq. 4.4 and 4.9, latency terms: the multi-object Bruck allgather and allreduce
+/// take `ceil(log_{P+1} N)` network hops (on-node steps and reductions free), for any N.
+#[test]
+fn multi_object_bruck_takes_eq_4_4_and_4_9_latency() {
+    let alpha = hop(0);
+    let model = network_only(Link {
+        per_byte: 0.0,
+        gap: 0.0,
+        ..LINK
+    });
+    for (n, p) in MULTI_LAYOUTS {
+        let m = Machine::regular(n, p);
+        for coll in [Coll::Allgather, Coll::Allreduce] {
+            let t = time(&call(coll, "multi_object_bruck", 8), &m, &model);
+            assert_close(t, ceil_log(p + 1, n) as f64 * alpha);
+        }
+        // The two-level allreduce's heads need ceil(log2 N) rounds at least.
+        let smp = time(&call(Coll::Allreduce, "smp", 8), &m, &model);
+        assert!(
+            smp >= ceil_log(2, n) as f64 * alpha * 0.999,
+            "{n}x{p}: {smp:e}"
+        );
+    }
+}
+
+/// The multi-object allgather's bytes: each node's NIC carries `(N-1) P C_b` (every other
+/// node's run once), so with no latency the time is `(N-1) P C_b beta_e` whatever the
+/// number of rounds (Eq. 4.4's bandwidth term read as the per-node run `P C_b` times the
+/// `N-1` runs a node lacks).
+#[test]
+fn multi_object_bruck_allgather_moves_each_run_once() {
+    let model = network_only(Link {
+        latency: 0.0,
+        overhead: 0.0,
+        gap: 0.0,
+        per_byte: LINK.per_byte,
+    });
+    let cb = 4096;
+    for (n, p) in MULTI_LAYOUTS {
+        let t = time(
+            &call(Coll::Allgather, "multi_object_bruck", cb),
+            &Machine::regular(n, p),
+            &model,
+        );
+        assert_close(t, (cb * (n - 1) * p) as f64 * LINK.per_byte);
+    }
+}

@@ -9,7 +9,7 @@ use super::util::count;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::coll::algos::blocks::{self, packed, Blocks};
-use crate::coll::algos::{allgather, alltoall, gather, hier, scatter};
+use crate::coll::algos::{allgather, alltoall, gather, hier, multi_object, scatter};
 use crate::coll::sched::{check_root, Schedule, Span};
 use crate::coll::shm;
 use crate::coll::tuning::{self, Coll, Query};
@@ -360,8 +360,12 @@ pub(crate) fn scatter(
         return Ok(());
     }
     let q = Query::new(c.size, b, b.saturating_mul(c.size as usize));
-    if let Some((l, _)) = hier::offer(rt, c, Coll::Scatter, &q) {
-        hier::scatter(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
+    if let Some((l, name)) = hier::offer(rt, c, Coll::Scatter, &q) {
+        if name == tuning::MULTI_OBJECT_TREE {
+            multi_object::scatter_tree(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
+        } else {
+            hier::scatter(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
+        }
         return Ok(());
     }
     match gather::choose("HYMPI_SCATTER_ALGORITHM", c.size, b, c.shape) {
@@ -474,10 +478,14 @@ pub(crate) fn allgather(
         return Ok(());
     }
     if let Some((l, name)) = hier::offer(rt, c, Coll::Allgather, &q) {
-        if name == tuning::MULTI_OBJECT_RING {
-            hier::allgather_multi_object_ring(c, s, &l, &recv, own.as_ref());
-        } else {
-            hier::allgather(c, s, &l, &recv, own.as_ref());
+        match name {
+            tuning::MULTI_OBJECT_RING => {
+                multi_object::allgather_ring(c, s, &l, &recv, own.as_ref())
+            }
+            tuning::MULTI_OBJECT_BRUCK => {
+                multi_object::allgather_bruck(c, s, &l, &recv, own.as_ref())
+            }
+            _ => hier::allgather(c, s, &l, &recv, own.as_ref()),
         }
         return Ok(());
     }

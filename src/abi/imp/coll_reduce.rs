@@ -13,10 +13,10 @@ use super::util::count;
 use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::coll::algos::reduce::Elems;
-use crate::coll::algos::{allreduce, hier, reduce, reduce_scatter};
+use crate::coll::algos::{allreduce, hier, multi_object, reduce, reduce_scatter};
 use crate::coll::sched::{check_root, Schedule};
 use crate::coll::shm::{self, Kind};
-use crate::coll::tuning::{Coll, Query};
+use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
 use crate::core::datatype;
 use crate::core::error::{fail, MpiResult};
@@ -216,8 +216,12 @@ pub(crate) fn allreduce_build(
         }) {
             return Ok(());
         }
-        if let Some((l, _)) = offer_hier(rt, c, Coll::Allreduce, &e) {
-            hier::allreduce(c, s, &l, &e, send, recv);
+        if let Some((l, name)) = offer_hier(rt, c, Coll::Allreduce, &e) {
+            if name == tuning::MULTI_OBJECT_BRUCK {
+                multi_object::allreduce_bruck(c, s, &l, &e, send, recv);
+            } else {
+                hier::allreduce(c, s, &l, &e, send, recv);
+            }
             return Ok(());
         }
         allreduce::allreduce(c, s, &e, send, recv);

@@ -58,8 +58,8 @@ pub fn offer(
     if !tuning::NODE_AWARE.contains(&ch.name) {
         return None;
     }
-    // The multi-object ring needs nodes of one size; elsewhere the two levels run.
-    if ch.name == tuning::MULTI_OBJECT_RING && !l.is_uniform() {
+    // The multi-object algorithms need nodes of one size; elsewhere the two levels run.
+    if tuning::MULTI_OBJECT.contains(&ch.name) && !l.is_uniform() {
         ch = ch.renamed(tuning::SMP);
     }
     tuning::record(coll, ch);
@@ -69,7 +69,12 @@ pub fn offer(
 /// Runs `f` over the sub-group `ranks` (this rank must be a member): `f` sees a context whose
 /// ranks are positions in `ranks`, and its sends and receives address the matching ranks of
 /// the communicator. The phase ends its last round.
-fn on(c: &Ctx, s: &mut Schedule, ranks: &Arc<[i32]>, f: impl FnOnce(&Ctx, &mut Schedule)) {
+pub(super) fn on(
+    c: &Ctx,
+    s: &mut Schedule,
+    ranks: &Arc<[i32]>,
+    f: impl FnOnce(&Ctx, &mut Schedule),
+) {
     in_group(c, s, ranks, Shape::default(), f)
 }
 
@@ -77,6 +82,18 @@ fn on(c: &Ctx, s: &mut Schedule, ranks: &Arc<[i32]>, f: impl FnOnce(&Ctx, &mut S
 /// object group), which the tables see as `ranks.len()` nodes of one rank.
 fn across(c: &Ctx, s: &mut Schedule, ranks: &Arc<[i32]>, f: impl FnOnce(&Ctx, &mut Schedule)) {
     in_group(c, s, ranks, heads_shape(ranks), f)
+}
+
+/// As [`across`], over object group `k` (the `k`-th local rank of every node, in node
+/// order: position `i` is node `i`'s rank on layouts whose nodes all have a `k`-th rank).
+pub(super) fn across_objects(
+    c: &Ctx,
+    s: &mut Schedule,
+    l: &NodeLayout,
+    k: usize,
+    f: impl FnOnce(&Ctx, &mut Schedule),
+) {
+    across(c, s, &l.object_group(k), f)
 }
 
 /// The tables' view of a group with one rank per node.
@@ -283,14 +300,14 @@ pub fn allgather(c: &Ctx, s: &mut Schedule, l: &NodeLayout, recv: &Blocks, own: 
 
 /// Where each rank's block goes when blocks are ordered by node: node `n`'s blocks are the
 /// run starting at block `first[n]`, in local order.
-struct NodeOrder {
-    first: Vec<usize>,
+pub(super) struct NodeOrder {
+    pub(super) first: Vec<usize>,
     /// Node order is rank order (every node's ranks are consecutive).
-    direct: bool,
+    pub(super) direct: bool,
 }
 
 impl NodeOrder {
-    fn new(l: &NodeLayout) -> NodeOrder {
+    pub(super) fn new(l: &NodeLayout) -> NodeOrder {
         let mut first = Vec::with_capacity(l.nodes() + 1);
         first.push(0usize);
         for m in &l.members {
@@ -305,12 +322,12 @@ impl NodeOrder {
     }
 
     /// Position of rank `r`'s block.
-    fn at(&self, l: &NodeLayout, r: usize) -> usize {
+    pub(super) fn at(&self, l: &NodeLayout, r: usize) -> usize {
         self.first[l.node_of[r] as usize] + l.local_of[r] as usize
     }
 
     /// Node `n`'s run of blocks in `b`.
-    fn run(&self, b: &Blocks, n: usize) -> Span {
+    pub(super) fn run(&self, b: &Blocks, n: usize) -> Span {
         b.run(self.first[n], self.first[n + 1] - self.first[n])
     }
 }
@@ -560,55 +577,6 @@ pub fn scatter(
         });
     } else if let (Some(nb), Some(r)) = (&nodebuf, recv) {
         copy(s, nb.block(0), r.clone());
-        s.next_round();
-    }
-}
-
-/// Multi-object ring allgather (PiP-MColl's large-message allgather, without a shared
-/// address space) on a layout whose nodes all hold the same number P of ranks: the k-th
-/// ranks of the nodes form ring k, so P rings carry the blocks between nodes at once, and
-/// each block a rank gets from its ring it passes to the other ranks of its node in the next
-/// round, overlapped with the next ring step. Every block lands straight in its place in
-/// the receive blocks. N rounds for N nodes; `own` is this rank's block when not in place.
-pub fn allgather_multi_object_ring(
-    c: &Ctx,
-    s: &mut Schedule,
-    l: &NodeLayout,
-    recv: &Blocks,
-    own: Option<&Span>,
-) {
-    let n_nodes = l.nodes();
-    let me = c.rank as usize;
-    let n = l.node_of[me] as usize;
-    let k = l.local_of[me] as usize;
-    let node = l.node_members(c.rank).clone();
-    let at = |node: usize, local: usize| l.members[node % n_nodes][local] as usize;
-    // Ring k: the k-th ranks of the nodes, in node order (nodes of one size).
-    let ring = l.object_group(k);
-    let next = ring[(n + 1) % n_nodes];
-    let prev = ring[(n + n_nodes - 1) % n_nodes];
-    for step in 0..n_nodes {
-        // The block this rank got last round (its own in round 0): from node n - step.
-        let src = (n + n_nodes - step) % n_nodes;
-        let out = match own {
-            Some(o) if step == 0 => o.clone(),
-            _ => recv.block(at(src, k)),
-        };
-        if step + 1 < n_nodes {
-            s.send(next, out.clone());
-            s.recv(prev, recv.block(at(src + n_nodes - 1, k)));
-        }
-        for (j, &peer) in node.iter().enumerate() {
-            if j != k {
-                s.send(peer, out.clone());
-                s.recv(peer, recv.block(at(src, j)));
-            }
-        }
-        if step == 0 {
-            if let Some(o) = own {
-                copy(s, o.clone(), recv.block(me));
-            }
-        }
         s.next_round();
     }
 }

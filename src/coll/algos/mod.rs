@@ -9,6 +9,7 @@ pub mod bcast;
 pub mod blocks;
 pub mod gather;
 pub mod hier;
+pub mod multi_object;
 pub mod radix;
 pub mod reduce;
 pub mod reduce_scatter;

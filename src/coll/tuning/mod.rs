@@ -73,8 +73,24 @@ pub const SMP: &str = "smp";
 /// local rank across the nodes, on layouts whose nodes hold the same number of ranks.
 pub const MULTI_OBJECT_RING: &str = "multi_object_ring";
 
+/// Name of PiP-MColl's small-message allgather and allreduce (`coll::algos::multi_object`):
+/// Bruck with base P+1 between nodes of P ranks each, every rank of a node exchanging.
+pub const MULTI_OBJECT_BRUCK: &str = "multi_object_bruck";
+
+/// Name of PiP-MColl's scatter (`coll::algos::multi_object`): a (P+1)-ary tree over the
+/// nodes, every rank of a node sending.
+pub const MULTI_OBJECT_TREE: &str = "multi_object_tree";
+
+/// The multi-object algorithms: on layouts whose nodes differ in size, `smp` runs instead.
+pub const MULTI_OBJECT: [&str; 3] = [MULTI_OBJECT_RING, MULTI_OBJECT_BRUCK, MULTI_OBJECT_TREE];
+
 /// The node-aware algorithms: only queries that describe several nodes get them.
-pub const NODE_AWARE: [&str; 2] = [SMP, MULTI_OBJECT_RING];
+pub const NODE_AWARE: [&str; 4] = [
+    SMP,
+    MULTI_OBJECT_RING,
+    MULTI_OBJECT_BRUCK,
+    MULTI_OBJECT_TREE,
+];
 
 /// An algorithm a table may name: its name and, when it takes a radix `k`, the smallest and
 /// the default radix.
@@ -128,6 +144,7 @@ impl Coll {
             radix("kring", 1, 1),
             plain(SHM),
             plain(SMP),
+            plain(MULTI_OBJECT_BRUCK),
         ];
         const ALLGATHER: &[AlgoSpec] = &[
             plain("ring"),
@@ -139,6 +156,7 @@ impl Coll {
             plain(SHM),
             plain(SMP),
             plain(MULTI_OBJECT_RING),
+            plain(MULTI_OBJECT_BRUCK),
         ];
         const ALLTOALL: &[AlgoSpec] = &[
             plain("pairwise"),
@@ -147,6 +165,12 @@ impl Coll {
             plain(SHM),
         ];
         const GATHER: &[AlgoSpec] = &[plain("binomial"), plain("linear"), plain(SMP)];
+        const SCATTER: &[AlgoSpec] = &[
+            plain("binomial"),
+            plain("linear"),
+            plain(SMP),
+            plain(MULTI_OBJECT_TREE),
+        ];
         const BARRIER: &[AlgoSpec] = &[plain("dissemination"), plain(SHM), plain(SMP)];
         const REDUCE_SCATTER: &[AlgoSpec] = &[plain("ring"), plain(SHM)];
         match self {
@@ -155,7 +179,8 @@ impl Coll {
             Coll::Allreduce => ALLREDUCE,
             Coll::Allgather => ALLGATHER,
             Coll::Alltoall => ALLTOALL,
-            Coll::Gather | Coll::Scatter => GATHER,
+            Coll::Gather => GATHER,
+            Coll::Scatter => SCATTER,
             Coll::Barrier => BARRIER,
             Coll::ReduceScatter => REDUCE_SCATTER,
         }
@@ -644,7 +669,13 @@ pub fn select_unrecorded(coll: Coll, q: &Query) -> Choice {
     let skip: &[&str] = if q.node_aware && q.node_count > 1 {
         &[SHM]
     } else {
-        &[SHM, SMP, MULTI_OBJECT_RING]
+        &[
+            SHM,
+            SMP,
+            MULTI_OBJECT_RING,
+            MULTI_OBJECT_BRUCK,
+            MULTI_OBJECT_TREE,
+        ]
     };
     let mut c = t.forced[coll as usize]
         .filter(|f| !skip.contains(&f.name))
