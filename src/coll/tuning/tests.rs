@@ -391,6 +391,32 @@ fn default_table_picks_node_aware_algorithms_only_across_nodes() {
     }
 }
 
+/// PiP-MColl's small-message multi-object algorithms: from 8 nodes on at 8 bytes (the
+/// simulator's predictions, docs/collectives.md), allgather and allreduce only up to 18
+/// ranks per node; the two-level ones below 8 nodes and above 8 bytes.
+#[test]
+fn default_table_picks_multi_object_algorithms_on_many_nodes() {
+    let t = default();
+    let at = |nodes: usize, ppn: usize, b: usize| Query {
+        node_count: nodes,
+        comm_avg_ppn: ppn,
+        node_aware: true,
+        ..q((nodes * ppn) as i32, b, b * nodes * ppn)
+    };
+    for (c, multi) in [
+        (Coll::Allgather, MULTI_OBJECT_BRUCK),
+        (Coll::Allreduce, MULTI_OBJECT_BRUCK),
+        (Coll::Scatter, MULTI_OBJECT_TREE),
+    ] {
+        assert_eq!(pick(&t, c, &at(16, 18, 8)).0, multi, "{c:?} 16 x 18");
+        assert_eq!(pick(&t, c, &at(8, 2, 1)).0, multi, "{c:?} 8 x 2");
+        assert_eq!(pick(&t, c, &at(4, 18, 8)).0, SMP, "{c:?} 4 x 18");
+        assert_eq!(pick(&t, c, &at(16, 18, 64)).0, SMP, "{c:?} 16 x 18, 64 B");
+        let wide = pick(&t, c, &at(16, 36, 8)).0;
+        assert_eq!(wide == multi, c == Coll::Scatter, "{c:?} 16 x 36: {wide}");
+    }
+}
+
 #[test]
 fn node_conditions_parse_and_compare() {
     let t = Table::parse(
