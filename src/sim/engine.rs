@@ -362,7 +362,13 @@ impl Engine<'_> {
         {
             let st = &mut self.ranks[r as usize];
             st.start = t;
-            st.cpu = st.cpu.max(t);
+            let software = self.model.round_overhead
+                + if round == 0 {
+                    self.model.call_overhead
+                } else {
+                    0.0
+                };
+            st.cpu = st.cpu.max(t) + software;
             st.sends_done = t;
             st.sends_cause = (r, round.saturating_sub(1));
             st.landed.clear();

@@ -15,7 +15,9 @@
 //!   `alpha + m * beta + lock * gamma(c) * ceil(m / page)` with `c` the number of reads of
 //!   the sender's memory under way, `gamma(c) = gamma2 * c^2 + gamma1 * c` (the CMA paper's
 //!   Table II model);
-//! - b's CPU spends `o` once the message is there and its receive posted.
+//! - b's CPU spends `o` once the message is there and its receive posted;
+//! - each round costs the rank's CPU `round_us` when it starts, the first also `call_us`
+//!   (the library's software cost per call and per round, beyond each message's `o`).
 //!
 //! A send completes when its data has left (eager); a round completes when its sends and
 //! receives have, and then its local steps cost `reduce * bytes` or `copy * bytes` of the
@@ -87,6 +89,12 @@ pub struct Model {
     pub reduce_per_byte: f64,
     /// Seconds per byte a local copy step moves.
     pub copy_per_byte: f64,
+    /// CPU time a rank spends on a collective call before its first round (building the
+    /// schedule, entering the library).
+    pub call_overhead: f64,
+    /// CPU time a rank spends starting each round (posting and completing its requests),
+    /// on top of each message's `o`.
+    pub round_overhead: f64,
 }
 
 /// The parameter set for a 100 Gb/s fabric and a two-socket node (`src/sim/params/fabric-100g.json`).
@@ -121,6 +129,15 @@ fn link(v: &Value, what: &str) -> Result<Link, String> {
     })
 }
 
+/// Reads `obj[key]` as a number, 0 when absent (parameters added after the format's first
+/// version).
+fn num_or_zero(obj: &Value, key: &str) -> Result<f64, String> {
+    match obj.get(key) {
+        None => Ok(0.0),
+        Some(_) => num(obj, key),
+    }
+}
+
 /// Seconds per byte of a bandwidth in GB/s (0: free).
 fn per_byte(gbs: f64) -> f64 {
     if gbs > 0.0 {
@@ -134,7 +151,8 @@ impl Model {
     /// Parses a parameter set: a JSON object with `name`, links `intra` and `inter`
     /// (`latency_us`, `overhead_us`, `gap_us`, `bandwidth_gbs`), `cma` (`threshold_bytes`,
     /// `startup_us`, `bandwidth_gbs`, `lock_per_page_us`, `page_bytes`, `gamma_quadratic`,
-    /// `gamma_linear`), `reduce_gbs` and `copy_gbs` (0 means free).
+    /// `gamma_linear`), `reduce_gbs` and `copy_gbs` (0 means free), and optionally `call_us`
+    /// and `round_us` (absent: 0).
     pub fn from_json(text: &str) -> Result<Model, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| format!("parameter set: {e}"))?;
         let cma = v.get("cma").ok_or("parameter set has no `cma` section")?;
@@ -162,6 +180,8 @@ impl Model {
             },
             reduce_per_byte: per_byte(num(&v, "reduce_gbs")?),
             copy_per_byte: per_byte(num(&v, "copy_gbs")?),
+            call_overhead: num_or_zero(&v, "call_us")? * 1e-6,
+            round_overhead: num_or_zero(&v, "round_us")? * 1e-6,
         })
     }
 
@@ -191,6 +211,8 @@ impl Model {
             },
             "reduce_gbs": gbs(self.reduce_per_byte),
             "copy_gbs": gbs(self.copy_per_byte),
+            "call_us": self.call_overhead * 1e6,
+            "round_us": self.round_overhead * 1e6,
         });
         serde_json::to_string_pretty(&v).expect("a JSON value prints")
     }
@@ -214,6 +236,8 @@ impl Model {
             },
             reduce_per_byte: 0.0,
             copy_per_byte: 0.0,
+            call_overhead: 0.0,
+            round_overhead: 0.0,
         }
     }
 }

@@ -390,3 +390,59 @@ fn multi_object_bruck_allgather_moves_each_run_once() {
         assert_close(t, (cb * (n - 1) * p) as f64 * LINK.per_byte);
     }
 }
+
+/// The CMA paper's Table II model (its parallel-read scatter, §IV-A-1): the p-1 non-roots of
+/// a node reading their blocks from the root at once take `alpha + eta beta + l gamma_{p-1}
+/// ceil(eta/s)`, `gamma_c = a c^2 + b c` (Table IV's Broadwell row: a 0.18, b 0.83), with
+/// messages otherwise free; one reader alone takes the uncontended `alpha + eta beta +
+/// l ceil(eta/s)` only when `gamma_1 = 1`.
+#[test]
+fn parallel_cma_reads_take_the_table_ii_time() {
+    let mut model = Model::uniform(FREE);
+    model.cma = super::model::Cma {
+        threshold: 16384,
+        startup: 3.4e-6,
+        per_byte: 1e-9 / 34.0,
+        lock_per_page: 0.25e-6,
+        page: 4096,
+        quadratic: 0.18,
+        linear: 0.83,
+    };
+    for p in [2, 4, 8] {
+        for eta in [65536, (1 << 20) + 1] {
+            let t = time(
+                &call(Coll::Scatter, "linear", eta),
+                &Machine::regular(1, p),
+                &model,
+            );
+            let c = (p - 1) as f64;
+            let gamma = 0.18 * c * c + 0.83 * c;
+            let want = 3.4e-6
+                + eta as f64 * model.cma.per_byte
+                + 0.25e-6 * gamma * eta.div_ceil(4096) as f64;
+            assert_close(t, want);
+        }
+    }
+}
+
+/// The software cost per call and per round: with one rank per node a binomial broadcast
+/// over `2^k` ranks takes `call + k (round + L + 2o + mG)` (each level's receiver starts its
+/// next round after the message, its first round's costs overlap the wait).
+#[test]
+fn call_and_round_overheads_add_along_the_chain() {
+    let mut model = Model::uniform(LINK);
+    model.call_overhead = 0.7e-6;
+    model.round_overhead = 0.2e-6;
+    for k in 1..=5 {
+        let m = 64;
+        let t = time(
+            &call(Coll::Bcast, "knomial", m),
+            &Machine::regular(1 << k, 1),
+            &model,
+        );
+        assert_close(t, 0.7e-6 + k as f64 * (0.2e-6 + hop(m)));
+    }
+    let back = Model::from_json(&model.to_json()).unwrap();
+    assert!((back.round_overhead - 0.2e-6).abs() < 1e-15);
+    assert!((back.call_overhead - 0.7e-6).abs() < 1e-15);
+}
