@@ -255,6 +255,23 @@ fn network_only(inter: Link) -> Model {
     m
 }
 
+/// [`network_only`] with the network's latency and overheads only (bytes free).
+fn latency_only() -> Model {
+    network_only(Link {
+        per_byte: 0.0,
+        gap: 0.0,
+        ..LINK
+    })
+}
+
+/// [`network_only`] with the network's per-byte cost only.
+fn bandwidth_only() -> Model {
+    network_only(Link {
+        per_byte: LINK.per_byte,
+        ..FREE
+    })
+}
+
 /// `ceil(log_base(n))` in integers.
 fn ceil_log(base: usize, n: usize) -> usize {
     let (mut r, mut x) = (0, 1);
@@ -304,11 +321,7 @@ fn multi_object_algorithms_complete_on_every_layout_and_root() {
 #[test]
 fn multi_object_scatter_takes_eq_4_2_latency() {
     let alpha = hop(0);
-    let model = network_only(Link {
-        per_byte: 0.0,
-        gap: 0.0,
-        ..LINK
-    });
+    let model = latency_only();
     for (n, p) in MULTI_LAYOUTS {
         let m = Machine::regular(n, p);
         for root in [0, (n * p - 1) as u32] {
@@ -324,12 +337,7 @@ fn multi_object_scatter_takes_eq_4_2_latency() {
 /// on-node steps free); exact for one level (N = P+1) and two (N = (P+1)^2).
 #[test]
 fn multi_object_scatter_takes_eq_4_2_bandwidth() {
-    let model = network_only(Link {
-        latency: 0.0,
-        overhead: 0.0,
-        gap: 0.0,
-        per_byte: LINK.per_byte,
-    });
+    let model = bandwidth_only();
     let cb = 4096;
     for p in [2, 3, 4] {
         for n in [p + 1, (p + 1) * (p + 1)] {
@@ -348,11 +356,7 @@ fn multi_object_scatter_takes_eq_4_2_bandwidth() {
 #[test]
 fn multi_object_bruck_takes_eq_4_4_and_4_9_latency() {
     let alpha = hop(0);
-    let model = network_only(Link {
-        per_byte: 0.0,
-        gap: 0.0,
-        ..LINK
-    });
+    let model = latency_only();
     for (n, p) in MULTI_LAYOUTS {
         let m = Machine::regular(n, p);
         for coll in [Coll::Allgather, Coll::Allreduce] {
@@ -374,12 +378,7 @@ fn multi_object_bruck_takes_eq_4_4_and_4_9_latency() {
 /// `N-1` runs a node lacks).
 #[test]
 fn multi_object_bruck_allgather_moves_each_run_once() {
-    let model = network_only(Link {
-        latency: 0.0,
-        overhead: 0.0,
-        gap: 0.0,
-        per_byte: LINK.per_byte,
-    });
+    let model = bandwidth_only();
     let cb = 4096;
     for (n, p) in MULTI_LAYOUTS {
         let t = time(

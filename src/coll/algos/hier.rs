@@ -334,7 +334,7 @@ impl NodeOrder {
 
 /// The runs of `len` blocks of `b` (staged in node order, nodes of `len` ranks each) as
 /// blocks of their own, one per node.
-fn node_runs(b: &Blocks, len: usize) -> Blocks {
+pub(super) fn node_runs(b: &Blocks, len: usize) -> Blocks {
     Blocks {
         first: b.run(0, len),
         stride: b.stride * len as isize,

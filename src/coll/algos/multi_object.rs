@@ -22,12 +22,33 @@
 //! - [`allgather_ring`] (`multi_object_ring`): one ring per local rank (large messages).
 
 use super::blocks::{copy, Blocks};
-use super::hier::{across_objects, on, NodeOrder};
+use super::hier::{across_objects, node_runs, on, NodeOrder};
 use super::reduce::Elems;
 use super::{allreduce, scatter};
 use crate::coll::sched::{Schedule, Span};
 use crate::coll::Ctx;
 use crate::core::objects::nodes::NodeLayout;
+use std::sync::Arc;
+
+/// Where this rank sits: the node count, its node `n`, its local rank `k`, its node's ranks.
+struct Here {
+    nn: usize,
+    n: usize,
+    k: usize,
+    node: Arc<[i32]>,
+}
+
+impl Here {
+    fn new(c: &Ctx, l: &NodeLayout) -> Here {
+        let me = c.rank as usize;
+        Here {
+            nn: l.nodes(),
+            n: l.node_of[me] as usize,
+            k: l.local_of[me] as usize,
+            node: l.node_members(c.rank).clone(),
+        }
+    }
+}
 
 /// The (P+1)-ary multi-object scatter of blocks of `b` bytes from `root` (nodes of one
 /// size). `send` is the root's send blocks, `recv` this rank's block (`None` at a root
@@ -50,13 +71,10 @@ pub fn scatter_tree(
     b: usize,
     root: i32,
 ) {
-    let nn = l.nodes();
-    let me = c.rank as usize;
-    let node = l.node_members(c.rank).clone();
+    let Here { nn, n, k, node } = Here::new(c, l);
     let ppn = node.len();
     let rn = l.node_of[root as usize] as usize;
-    let v = (l.node_of[me] as usize + nn - rn) % nn;
-    let k = l.local_of[me] as usize;
+    let v = (n + nn - rn) % nn;
     let real = |v: usize| (rn + v) % nn;
     // Subgroup j (1..=P) leaves through local rank `holder + j - 1`: the holder sends the
     // first itself, so a group of fewer than P+1 subgroups needs fewer hand-offs.
@@ -148,11 +166,7 @@ pub fn scatter_tree(
 /// `n + (k+1)·S` (`S` runs held so far, `cnt` those still missing there), then the node's
 /// ranks give each other what they received.
 fn bruck_runs(c: &Ctx, s: &mut Schedule, l: &NodeLayout, runs: &Blocks) {
-    let nn = l.nodes();
-    let me = c.rank as usize;
-    let n = l.node_of[me] as usize;
-    let k = l.local_of[me] as usize;
-    let node = l.node_members(c.rank).clone();
+    let Here { nn, n, k, node } = Here::new(c, l);
     let ppn = node.len();
     // What local rank `j` receives in the round where `held` runs are held.
     let part = |j: usize, held: usize| {
@@ -197,20 +211,12 @@ pub fn allgather_bruck(
     if b == 0 {
         return;
     }
-    let nn = l.nodes();
-    let me = c.rank as usize;
-    let n = l.node_of[me] as usize;
-    let k = l.local_of[me] as usize;
-    let node = l.node_members(c.rank).clone();
+    let Here { nn, n, k, node } = Here::new(c, l);
     let ppn = node.len();
     let stage = Blocks::tmp(s, nn * ppn, b);
-    let runs = Blocks {
-        first: stage.run(0, ppn),
-        stride: stage.stride * ppn as isize,
-        packed: b * ppn,
-    };
+    let runs = node_runs(&stage, ppn);
     // 1. The node's blocks, in local order, in run 0 of every rank.
-    let mine = own.cloned().unwrap_or_else(|| recv.block(me));
+    let mine = own.cloned().unwrap_or_else(|| recv.block(c.rank as usize));
     copy(s, mine.clone(), stage.block(k));
     on(c, s, &node, |_, s| {
         for j in (0..ppn).filter(|&j| j != k) {
@@ -245,9 +251,7 @@ pub fn allreduce_bruck(
     send: usize,
     recv: usize,
 ) {
-    let nn = l.nodes();
-    let n = l.node_of[c.rank as usize] as usize;
-    let node = l.node_members(c.rank).clone();
+    let Here { nn, n, node, .. } = Here::new(c, l);
     // One run per node: a temporary of the elements' footprint each (moved as raw bytes
     // between temporaries of the same layout).
     let tb = e.tmp_bytes.max(1);
@@ -282,11 +286,13 @@ pub fn allgather_ring(
     recv: &Blocks,
     own: Option<&Span>,
 ) {
-    let n_nodes = l.nodes();
+    let Here {
+        nn: n_nodes,
+        n,
+        k,
+        node,
+    } = Here::new(c, l);
     let me = c.rank as usize;
-    let n = l.node_of[me] as usize;
-    let k = l.local_of[me] as usize;
-    let node = l.node_members(c.rank).clone();
     let at = |node: usize, local: usize| l.members[node % n_nodes][local] as usize;
     // Ring k: the k-th ranks of the nodes, in node order (nodes of one size).
     let ring = l.object_group(k);
