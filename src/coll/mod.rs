@@ -2,6 +2,7 @@
 //! background. Each algorithm lives in its own file; [`tuning`] picks one per call.
 
 pub mod algos;
+pub mod cma;
 pub mod inter;
 pub mod sched;
 pub mod shm;

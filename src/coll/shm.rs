@@ -25,6 +25,7 @@
 //! traffic) and yields the CPU when the node is oversubscribed.
 
 use crate::coll::algos::blocks::Blocks;
+use crate::coll::cma as cma_coll;
 use crate::coll::sched::{Schedule, Span};
 use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
@@ -35,7 +36,9 @@ use crate::core::p2p::copy_bytes;
 use crate::core::runtime::{self, Runtime};
 use crate::mpi_abi::consts::MPI_ERR_OTHER;
 use crate::platform::cma;
-use crate::transport::shm::collslot::{Slot, CAP};
+use crate::transport::shm::collslot::Slot;
+/// Bytes of data one rank's area of a slot holds.
+pub use crate::transport::shm::collslot::CAP;
 use std::sync::atomic::Ordering::Relaxed;
 
 const UNKNOWN: u32 = CollState::UNKNOWN;
@@ -162,6 +165,9 @@ pub enum Kind {
         /// Receive blocks.
         recv: Blocks,
     },
+    /// A large Scatter, Gather, Alltoall or Allgather with single-copy transfers, the slot
+    /// carrying only addresses (`coll::cma`).
+    Cma(cma_coll::Call),
 }
 
 impl Kind {
@@ -169,7 +175,7 @@ impl Kind {
     /// then "done"), one for the others.
     fn calls(&self) -> u64 {
         match self {
-            Kind::BcastCma { .. } => 2,
+            Kind::BcastCma { .. } | Kind::Cma(_) => 2,
             _ => 1,
         }
     }
@@ -295,6 +301,27 @@ pub fn offer_bcast(
             root,
             peer_pid: pid_of(peer),
         }
+    })
+}
+
+/// Offers blocking call `c` of collective `coll` (Scatter, Gather, Alltoall or Allgather
+/// beyond an area) to the single-copy path (`coll::cma`): when the node uses CMA and
+/// [`offer`]'s conditions hold, `call` builds the call given the process id of a rank.
+pub fn offer_cma(
+    rt: &Runtime,
+    c: &Ctx,
+    s: &mut Schedule,
+    coll: Coll,
+    q: &Query,
+    call: impl FnOnce(&dyn Fn(i32) -> i32) -> cma_coll::Call,
+) -> bool {
+    let Some(engine) = rt.shm.as_ref().filter(|e| e.cma_enabled()) else {
+        return false;
+    };
+    offer(rt, c, s, coll, q, 8, || {
+        let map = &rt.comms.get(c.comm).expect("live communicator").map;
+        let pid_of = |r: i32| engine.pid_of(rt.local_of_world[map.world(r) as usize]);
+        Kind::Cma(call(&pid_of))
     })
 }
 
@@ -637,7 +664,7 @@ fn setup(plan: &Plan) -> MpiResult<Option<(Slot, u64)>> {
 
 /// Waits until `ready()`: spins briefly (not on an oversubscribed node), then polls through
 /// `runtime::wait_for_unrung`, which keeps the progress engine going and yields the CPU.
-fn wait(mut ready: impl FnMut() -> bool) -> MpiResult<()> {
+pub(super) fn wait(mut ready: impl FnMut() -> bool) -> MpiResult<()> {
     if ready() {
         return Ok(());
     }
@@ -653,7 +680,7 @@ fn wait(mut ready: impl FnMut() -> bool) -> MpiResult<()> {
 }
 
 /// Waits until ranks `0..p` have all published call `s`.
-fn wait_all(slot: Slot, p: usize, s: u64) -> MpiResult<()> {
+pub(super) fn wait_all(slot: Slot, p: usize, s: u64) -> MpiResult<()> {
     let mut next = 0;
     wait(|| {
         while next < p && slot.ready(next, s) {
@@ -665,7 +692,7 @@ fn wait_all(slot: Slot, p: usize, s: u64) -> MpiResult<()> {
 
 /// Writes this rank's contribution for call `s` with `fill` (given its area) once the
 /// area's previous readers are done, and publishes `s`.
-fn contribute(
+pub(super) fn contribute(
     slot: Slot,
     p: usize,
     me: usize,
@@ -682,7 +709,7 @@ fn contribute(
 ///
 /// # Safety
 /// `src` describes valid memory; `dst` has room for `src.packed()` bytes.
-unsafe fn pack(src: &Span, dst: *mut u8) {
+pub(super) unsafe fn pack(src: &Span, dst: *mut u8) {
     let n = src.packed();
     if n == 0 {
         return;
@@ -706,7 +733,7 @@ unsafe fn pack(src: &Span, dst: *mut u8) {
 ///
 /// # Safety
 /// `src` is valid for `n` bytes; `dst` describes valid memory for them.
-unsafe fn unpack(dst: &Span, src: *const u8, n: usize) {
+pub(super) unsafe fn unpack(dst: &Span, src: *const u8, n: usize) {
     let n = n.min(dst.packed());
     if n == 0 {
         return;
@@ -775,6 +802,7 @@ fn run(kind: &Kind, slot: Slot, s: u64, me: usize, p: usize) -> MpiResult<()> {
             root,
             peer_pid,
         } => bcast_cma(slot, s, me, p, data, *root as usize, *peer_pid),
+        Kind::Cma(call) => cma_coll::run(call, slot, s, me, p),
         Kind::Reduce {
             red,
             count,

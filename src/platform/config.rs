@@ -20,6 +20,8 @@ pub enum Knob {
     ShmCellSize,
     /// `HYMPI_CMA_SPLIT_MIN`.
     CmaSplitMin,
+    /// `HYMPI_CMA_THROTTLE`.
+    CmaThrottle,
     /// `HYMPI_STREAM_MAX`.
     StreamMax,
     /// `HYMPI_DT_IOV_MIN`.
@@ -204,6 +206,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Transport,
         verbosity: Verbosity::TunerDetail,
         doc: "rendezvous messages of at least this many bytes are copied by both ranks at once when the sender is waiting (its half with process_vm_writev); 0 turns splitting off",
+    },
+    KnobSpec {
+        knob: Knob::CmaThrottle,
+        name: "HYMPI_CMA_THROTTLE",
+        kind: Kind::AutoInt { min: 1, max: 1024 },
+        default: "auto",
+        category: Category::Collectives,
+        verbosity: Verbosity::TunerBasic,
+        doc: "at most this many ranks copy from (or into) one process's memory at once in the single-copy on-node Scatter and Gather (auto: the built-in contention model's best k = sqrt(page*beta/(lock*gamma2)), 4; `hympi-tune --cma` measures the model on this machine and prints its k)",
     },
     KnobSpec {
         knob: Knob::StreamMax,

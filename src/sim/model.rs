@@ -65,6 +65,24 @@ impl Cma {
         self.quadratic * c * c + self.linear * c
     }
 
+    /// The number of concurrent readers of one process that moves pages fastest: the CMA
+    /// paper's `k* = sqrt(page * beta / (lock * gamma2))`, which minimises the per-page cost
+    /// `ceil(p / k) * (page * beta + lock * gamma(k))` of `p` readers taken `k` at a time.
+    /// At least 1; `usize::MAX` when contention does not grow faster than the readers
+    /// (no quadratic term), so any number may read at once.
+    pub fn best_throttle(&self) -> usize {
+        let denom = self.lock_per_page * self.quadratic;
+        if denom <= 0.0 {
+            return usize::MAX;
+        }
+        let k = (self.page as f64 * self.per_byte / denom).sqrt().round();
+        if k.is_finite() {
+            (k as usize).max(1)
+        } else {
+            usize::MAX
+        }
+    }
+
     /// Time of one read of `bytes` with `c` concurrent readers of the same process.
     pub fn read_time(&self, bytes: usize, c: usize) -> f64 {
         let pages = bytes.div_ceil(self.page.max(1)) as f64;
@@ -255,6 +273,35 @@ mod tests {
         assert!(close(back.inter.per_byte, m.inter.per_byte));
         assert!(close(back.cma.lock_per_page, m.cma.lock_per_page));
         assert_eq!(back.cma.threshold, m.cma.threshold);
+    }
+
+    #[test]
+    fn best_throttle_is_the_papers_k_star() {
+        // CMA paper, section 3.6 of the digest: Broadwell 4.0, KNL 6.7, POWER8 31.
+        let broadwell = Model::from_json(FABRIC_100G).unwrap().cma;
+        assert_eq!(broadwell.best_throttle(), 4);
+        let knl = Cma {
+            per_byte: 1.0 / 3.29e9,
+            lock_per_page: 0.25e-6,
+            quadratic: 0.11,
+            linear: 1.6,
+            ..broadwell
+        };
+        assert_eq!(knl.best_throttle(), 7);
+        let power8 = Cma {
+            per_byte: 1.0 / 3.17e9,
+            lock_per_page: 0.53e-6,
+            page: 65536,
+            quadratic: 0.04,
+            linear: 1.95,
+            ..broadwell
+        };
+        assert_eq!(power8.best_throttle(), 31);
+        let flat = Cma {
+            quadratic: 0.0,
+            ..broadwell
+        };
+        assert_eq!(flat.best_throttle(), usize::MAX);
     }
 
     #[test]

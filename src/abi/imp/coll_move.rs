@@ -10,8 +10,9 @@ use crate::abi::consts::*;
 use crate::abi::types::*;
 use crate::coll::algos::blocks::{self, packed, Blocks};
 use crate::coll::algos::{allgather, alltoall, gather, hier, multi_object, scatter};
+use crate::coll::cma;
 use crate::coll::sched::{check_root, Schedule, Span};
-use crate::coll::shm;
+use crate::coll::shm::{self, CAP};
 use crate::coll::tuning::{self, Coll, Query};
 use crate::coll::Ctx;
 use crate::core::datatype::Layout;
@@ -231,6 +232,16 @@ pub(crate) fn gather(
         return Ok(());
     }
     let q = Query::new(c.size, b, b.saturating_mul(c.size as usize));
+    if shm::offer_cma(rt, c, s, Coll::Gather, &q, |pid| cma::Call::Gather {
+        send: send.clone(),
+        recv: recv.clone(),
+        root: root as usize,
+        block: b,
+        root_pid: pid(root),
+        throttle: cma::throttle(),
+    }) {
+        return Ok(());
+    }
     if let Some((l, _)) = hier::offer(rt, c, Coll::Gather, &q) {
         hier::gather(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
         return Ok(());
@@ -360,6 +371,16 @@ pub(crate) fn scatter(
         return Ok(());
     }
     let q = Query::new(c.size, b, b.saturating_mul(c.size as usize));
+    if shm::offer_cma(rt, c, s, Coll::Scatter, &q, |pid| cma::Call::Scatter {
+        send: send.clone(),
+        recv: recv.clone(),
+        root: root as usize,
+        block: b,
+        root_pid: pid(root),
+        throttle: cma::throttle(),
+    }) {
+        return Ok(());
+    }
     if let Some((l, name)) = hier::offer(rt, c, Coll::Scatter, &q) {
         if name == tuning::MULTI_OBJECT_TREE {
             multi_object::scatter_tree(c, s, &l, send.as_ref(), recv.as_ref(), b, root);
@@ -475,6 +496,15 @@ pub(crate) fn allgather(
         own: own.clone(),
         recv: recv.clone(),
     }) {
+        return Ok(());
+    }
+    if b > CAP
+        && shm::offer_cma(rt, c, s, Coll::Allgather, &q, |pid| cma::Call::Allgather {
+            own: own.clone(),
+            recv: recv.clone(),
+            pids: (0..c.size).map(pid).collect(),
+        })
+    {
         return Ok(());
     }
     if let Some((l, name)) = hier::offer(rt, c, Coll::Allgather, &q) {
@@ -623,6 +653,15 @@ pub(crate) fn alltoall(
             recv: rb.clone(),
         }
     }) {
+        return Ok(());
+    }
+    if bytes > CAP
+        && shm::offer_cma(rt, c, s, Coll::Alltoall, &q, |pid| cma::Call::Alltoall {
+            send: user_sb.clone(),
+            recv: rb.clone(),
+            pids: (0..c.size).map(pid).collect(),
+        })
+    {
         return Ok(());
     }
     let recv: Vec<Span> = (0..p).map(|i| rb.block(i)).collect();

@@ -164,10 +164,11 @@ impl Coll {
             plain("bruck"),
             plain(SHM),
         ];
-        const GATHER: &[AlgoSpec] = &[plain("binomial"), plain("linear"), plain(SMP)];
+        const GATHER: &[AlgoSpec] = &[plain("binomial"), plain("linear"), plain(SHM), plain(SMP)];
         const SCATTER: &[AlgoSpec] = &[
             plain("binomial"),
             plain("linear"),
+            plain(SHM),
             plain(SMP),
             plain(MULTI_OBJECT_TREE),
         ];
