@@ -2,6 +2,7 @@
 pub mod affinity;
 pub mod bootstrap;
 pub mod cma;
+pub mod cma_calibrate;
 pub mod config;
 pub mod doorbell;
 pub mod file_lock;

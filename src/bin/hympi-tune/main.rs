@@ -16,7 +16,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 const USAGE: &str = "\
-usage: hympi-tune --colls C,C,... [--nodes 1,2,4] [--ppn 1,2,4] [--sizes MIN:MAX]
+usage: hympi-tune --cma [--pages N] [--readers N] [--reps N] [--out FILE]
+       hympi-tune --colls C,C,... [--nodes 1,2,4] [--ppn 1,2,4] [--sizes MIN:MAX]
                   [--algos A,B,...] [--k 2,4,8] [--budget N] [--seed S] [--trees N]
                   [--tolerance X]
                   (--sim [--params FILE] | --real --programs DIR [--exec hympiexec] [--reps N])
@@ -28,7 +29,9 @@ C: bcast allreduce allgather gather scatter alltoall (reduce, barrier: --sim onl
   programs of benches/c compiled into DIR (benches/tune/run does all of it);
 --exhaustive also measures every point and scores the tuned and the built-in tables
   (ACCLAiM's average slowdown and significant-mistake proportion), listing the N worst
-  picks with --mistakes N";
+  picks with --mistakes N
+--cma measures the contention-aware CMA model here (single-copy reads by 1..N threads of a
+  child's pages) and prints it with the Scatter/Gather throttle it implies";
 
 struct Args {
     colls: Vec<Coll>,
@@ -307,8 +310,92 @@ fn run(a: &Args) -> Result<(), String> {
     Ok(())
 }
 
+/// `hympi-tune --cma [--pages N] [--readers N] [--reps N] [--out FILE]`: measures the
+/// contention-aware CMA model here (`hympi::platform::cma_calibrate`), prints it, the
+/// throttle it implies and the simulator's `cma` section (written to FILE with `--out`).
+fn cma(argv: &[String]) -> Result<(), String> {
+    let (mut pages, mut readers, mut reps, mut out) = (2048usize, 0usize, 10usize, None);
+    let mut it = argv.iter();
+    while let Some(flag) = it.next() {
+        let v = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--pages" => pages = number(flag, v)?,
+            "--readers" => readers = number(flag, v)?,
+            "--reps" => reps = number(flag, v)?,
+            "--out" => out = Some(v.clone()),
+            _ => return Err(format!("unknown option {flag} for --cma")),
+        }
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if readers == 0 {
+        readers = cpus.min(8);
+    }
+    let c = hympi::platform::cma_calibrate::calibrate(pages, readers, reps)
+        .map_err(|e| format!("single-copy reads do not work here: {e}"))?;
+    let mut model = Model::from_json(hympi::sim::model::FABRIC_100G)?.cma;
+    model.startup = c.startup;
+    model.per_byte = c.per_byte;
+    model.lock_per_page = c.lock_per_page;
+    model.page = c.page;
+    model.quadratic = c.quadratic;
+    model.linear = c.linear;
+    println!("CMA model of this machine ({pages} pages per read, {reps} reads per point):");
+    println!(
+        "  alpha {:.2} us, memcpy {:.2} GB/s, page {} B",
+        c.startup * 1e6,
+        1e-9 / c.per_byte,
+        c.page
+    );
+    for (i, t) in c.per_page.iter().enumerate() {
+        println!("  {} reader(s): {:.3} us per page", i + 1, t * 1e6);
+    }
+    println!(
+        "  l = {:.3} us per page, gamma(c) = {:.3} c^2 + {:.3} c",
+        c.lock_per_page * 1e6,
+        c.quadratic,
+        c.linear
+    );
+    // An unbounded best (contention linear in the readers) lets every reader go at once;
+    // the knob's range ends at 1024.
+    let k = model.best_throttle().min(1024);
+    println!(
+        "throttle: HYMPI_CMA_THROTTLE={k} (the model's best number of concurrent readers{})",
+        if model.best_throttle() == usize::MAX {
+            ": unbounded"
+        } else {
+            ""
+        }
+    );
+    let section = serde_json::json!({
+        "threshold_bytes": model.threshold,
+        "startup_us": model.startup * 1e6,
+        "bandwidth_gbs": 1e-9 / model.per_byte,
+        "lock_per_page_us": model.lock_per_page * 1e6,
+        "page_bytes": model.page,
+        "gamma_quadratic": model.quadratic,
+        "gamma_linear": model.linear,
+        "throttle": k,
+    });
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "cma": section }))
+        .map_err(|e| e.to_string())?;
+    match out {
+        Some(f) => std::fs::write(&f, text + "\n").map_err(|e| format!("{f}: {e}"))?,
+        None => println!("{text}"),
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if argv.first().is_some_and(|a| a == "--cma") {
+        return match cma(&argv[1..]) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("hympi-tune --cma: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     match parse(&argv).and_then(|a| run(&a)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is_empty() => {
