@@ -257,8 +257,34 @@ fn default_table_picks_shm_for_small_calls_on_small_communicators() {
             );
         }
     }
-    for c in [Coll::Gather, Coll::Scatter] {
-        assert!(c.algorithms().iter().all(|a| a.name != SHM));
+}
+
+/// The single-copy on-node collectives (`coll::cma`) where they were measured to win over
+/// the message schedules (benches/README.md, "Contention-aware single-copy collectives"):
+/// Scatter from 256 KiB on 3-8 ranks, Gather from 256 KiB on 4-8, Allgather and Alltoall
+/// from 8 KiB (above a slot area) to 128 KiB on two ranks and further on more (Allgather
+/// to 1 MiB; Alltoall to 128 KiB, and again from 1 MiB on 4-8 ranks).
+#[test]
+fn default_table_picks_single_copy_collectives_where_measured() {
+    let t = default();
+    let shm =
+        |c: Coll, p: i32, b: usize| t.select(c, &q(p, b, b * p as usize)).unwrap().name == SHM;
+    for p in 2..=8 {
+        assert_eq!(shm(Coll::Scatter, p, 256 << 10), p > 2, "scatter {p}");
+        assert!(!shm(Coll::Scatter, p, (256 << 10) - 1), "scatter {p}");
+        assert_eq!(shm(Coll::Gather, p, 8 << 20), p > 3, "gather {p}");
+        assert!(!shm(Coll::Gather, p, 64 << 10), "gather {p}");
+        for c in [Coll::Allgather, Coll::Alltoall] {
+            assert!(!shm(c, p, 8191), "{c:?} {p}");
+            assert!(shm(c, p, 8192), "{c:?} {p}");
+            assert!(shm(c, p, 128 << 10), "{c:?} {p}");
+        }
+        assert_eq!(shm(Coll::Allgather, p, 1 << 20), p > 2, "allgather {p}");
+        assert!(!shm(Coll::Alltoall, p, 256 << 10), "alltoall {p}");
+        assert_eq!(shm(Coll::Alltoall, p, 1 << 20), p > 3, "alltoall {p}");
+    }
+    for c in [Coll::Scatter, Coll::Gather, Coll::Allgather, Coll::Alltoall] {
+        assert!(!shm(c, 9, 1 << 20), "{c:?} 9");
     }
 }
 
@@ -312,7 +338,11 @@ fn shm_leaves_fall_through_for_the_schedule_builders() {
         parse_forced(Coll::Barrier, "shm").unwrap().unwrap().name,
         SHM
     );
-    assert!(parse_forced(Coll::Gather, "shm").is_err());
+    assert_eq!(
+        parse_forced(Coll::Gather, "shm").unwrap().unwrap().name,
+        SHM
+    );
+    assert!(parse_forced(Coll::Gather, "multi_object_bruck").is_err());
 }
 
 #[test]
