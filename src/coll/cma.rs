@@ -21,8 +21,11 @@
 //! - **Allgather: ring-source reads.** Everybody publishes its own block; in step `i` a rank
 //!   reads rank `me - i`'s block from its owner (valid from the start, so no per-step
 //!   synchronisation).
+//! - Both read in that order while the peers keep up; a peer that has not published its
+//!   address yet (descheduled on an oversubscribed node) is passed over for the next one
+//!   that has, and read later.
 //!
-//! The throttle `k` is the contention model's best (`sim::model::Cma::best_throttle`, the
+//! The throttle `k` is the contention model's best (`platform::cma_model`'s `best_throttle`, the
 //! paper's `k*`) or `HYMPI_CMA_THROTTLE` (`hympi-tune --cma` measures the model here). A rank whose data is not
 //! one packed block goes through a packed buffer of its own, so the transfers are always
 //! between packed bytes whatever the datatypes. A failed transfer still publishes `s + 1`
@@ -93,7 +96,7 @@ pub enum Call {
 }
 
 /// The throttle of this node: `HYMPI_CMA_THROTTLE`, else the built-in contention model's
-/// best number of concurrent readers ([`crate::sim::model::Cma::best_throttle`], the
+/// best number of concurrent readers ([`crate::platform::cma_model::Cma::best_throttle`], the
 /// paper's `k*`; 4 for its Broadwell fit). It is not capped by the CPUs: on an
 /// oversubscribed node the readers beyond them time-share, and a chain of hand-overs costs
 /// more wake-ups (measured on 4 ranks and 2 CPUs: 3 readers at once beat 2 by 1.3x at 4 MiB).
@@ -101,10 +104,7 @@ pub fn throttle() -> usize {
     static K: OnceLock<usize> = OnceLock::new();
     *K.get_or_init(|| match config::setting(Knob::CmaThrottle) {
         Setting::Value(k) => k.max(1) as usize,
-        _ => crate::sim::Model::from_json(crate::sim::model::FABRIC_100G)
-            .expect("the built-in parameter set parses")
-            .cma
-            .best_throttle(),
+        _ => crate::platform::cma_model::BUILT_IN.best_throttle(),
     })
 }
 
@@ -375,6 +375,31 @@ fn read_block(
     Ok(())
 }
 
+/// Copies from every peer of `order` once, with `copy`: in that order while the peers have
+/// published their addresses for call `s`, else from the first of them that has, so a
+/// descheduled peer (an oversubscribed node) does not hold up the copies that could go on.
+/// With every peer in step (a quiet node) the order is the contention-free one. Stops at the
+/// first failed copy and returns it; `Err` only when waiting failed.
+fn read_in_order<E>(
+    slot: Slot,
+    s: u64,
+    mut order: Vec<usize>,
+    mut copy: impl FnMut(usize) -> Result<(), E>,
+) -> MpiResult<Result<(), E>> {
+    while !order.is_empty() {
+        let mut next = None;
+        wait(|| {
+            next = order.iter().position(|&r| slot.ready(r, s));
+            next.is_some()
+        })?;
+        let peer = order.remove(next.expect("a peer is ready"));
+        if let Err(e) = copy(peer) {
+            return Ok(Err(e));
+        }
+    }
+    Ok(Ok(()))
+}
+
 fn alltoall(
     slot: Slot,
     s: u64,
@@ -408,16 +433,11 @@ fn alltoall(
         unsafe { unpack(&recv.block(me), (src.addr + me * b) as *const u8, b) };
     }
     let mut bounce = vec![0u8; if recv.is_packed() { 0 } else { b }];
-    let mut moved = Ok(());
-    for i in 1..p {
-        let peer = pairwise_peer(me, p, i);
-        wait(|| slot.ready(peer, s))?;
+    let order = (1..p).map(|i| pairwise_peer(me, p, i)).collect();
+    let moved = read_in_order(slot, s, order, |peer| {
         let remote = address_of(slot, peer, s) + (me * b) as u64;
-        if let Err(e) = read_block(pids[peer], remote, recv, peer, b, &mut bounce) {
-            moved = Err((pids[peer], e));
-            break;
-        }
-    }
+        read_block(pids[peer], remote, recv, peer, b, &mut bounce).map_err(|e| (pids[peer], e))
+    })?;
     slot.publish(me, s + 1);
     wait_all(slot, p, s + 1)?;
     match moved {
@@ -445,16 +465,11 @@ fn allgather(
         unsafe { unpack(&recv.block(me), src.addr as *const u8, b) };
     }
     let mut bounce = vec![0u8; if recv.is_packed() { 0 } else { b }];
-    let mut moved = Ok(());
-    for i in 1..p {
-        let peer = (me + p - i) % p;
-        wait(|| slot.ready(peer, s))?;
+    let order = (1..p).map(|i| (me + p - i) % p).collect();
+    let moved = read_in_order(slot, s, order, |peer| {
         let remote = address_of(slot, peer, s);
-        if let Err(e) = read_block(pids[peer], remote, recv, peer, b, &mut bounce) {
-            moved = Err((pids[peer], e));
-            break;
-        }
-    }
+        read_block(pids[peer], remote, recv, peer, b, &mut bounce).map_err(|e| (pids[peer], e))
+    })?;
     slot.publish(me, s + 1);
     wait_all(slot, p, s + 1)?;
     match moved {

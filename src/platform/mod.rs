@@ -3,6 +3,7 @@ pub mod affinity;
 pub mod bootstrap;
 pub mod cma;
 pub mod cma_calibrate;
+pub mod cma_model;
 pub mod config;
 pub mod doorbell;
 pub mod file_lock;

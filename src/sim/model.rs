@@ -39,58 +39,8 @@ pub struct Link {
     pub per_byte: f64,
 }
 
-/// The contention-aware CMA model of large on-node transfers (times in seconds).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Cma {
-    /// Transfers of at least this many bytes go through CMA (`usize::MAX`: never).
-    pub threshold: usize,
-    /// `alpha`: start-up cost of one read (system call and permission check).
-    pub startup: f64,
-    /// `beta`: copy time per byte.
-    pub per_byte: f64,
-    /// `l`: time to lock and pin one page without contention.
-    pub lock_per_page: f64,
-    /// Page size in bytes.
-    pub page: usize,
-    /// `gamma(c) = quadratic * c^2 + linear * c` for `c` concurrent readers of one process.
-    pub quadratic: f64,
-    /// See `quadratic`.
-    pub linear: f64,
-}
-
-impl Cma {
-    /// The contention factor for `c` concurrent accessors of one process's memory.
-    pub fn contention(&self, c: usize) -> f64 {
-        let c = c.max(1) as f64;
-        self.quadratic * c * c + self.linear * c
-    }
-
-    /// The number of concurrent readers of one process that moves pages fastest: the CMA
-    /// paper's `k* = sqrt(page * beta / (lock * gamma2))`, which minimises the per-page cost
-    /// `ceil(p / k) * (page * beta + lock * gamma(k))` of `p` readers taken `k` at a time.
-    /// At least 1; `usize::MAX` when contention does not grow faster than the readers
-    /// (no quadratic term), so any number may read at once.
-    pub fn best_throttle(&self) -> usize {
-        let denom = self.lock_per_page * self.quadratic;
-        if denom <= 0.0 {
-            return usize::MAX;
-        }
-        let k = (self.page as f64 * self.per_byte / denom).sqrt().round();
-        if k.is_finite() {
-            (k as usize).max(1)
-        } else {
-            usize::MAX
-        }
-    }
-
-    /// Time of one read of `bytes` with `c` concurrent readers of the same process.
-    pub fn read_time(&self, bytes: usize, c: usize) -> f64 {
-        let pages = bytes.div_ceil(self.page.max(1)) as f64;
-        self.startup
-            + bytes as f64 * self.per_byte
-            + self.lock_per_page * self.contention(c) * pages
-    }
-}
+/// The contention-aware CMA model of large on-node transfers (`platform::cma_model`).
+pub use crate::platform::cma_model::Cma;
 
 /// A machine: what the simulator needs to time a schedule.
 #[derive(Clone, Debug, PartialEq)]
@@ -279,6 +229,18 @@ mod tests {
     fn best_throttle_is_the_papers_k_star() {
         // CMA paper, section 3.6 of the digest: Broadwell 4.0, KNL 6.7, POWER8 31.
         let broadwell = Model::from_json(FABRIC_100G).unwrap().cma;
+        let built_in = crate::platform::cma_model::BUILT_IN;
+        assert_eq!(broadwell.threshold, built_in.threshold);
+        assert_eq!(broadwell.page, built_in.page);
+        for (a, b) in [
+            (broadwell.startup, built_in.startup),
+            (broadwell.per_byte, built_in.per_byte),
+            (broadwell.lock_per_page, built_in.lock_per_page),
+            (broadwell.quadratic, built_in.quadratic),
+            (broadwell.linear, built_in.linear),
+        ] {
+            assert!((a - b).abs() <= 1e-12 * a.abs(), "{a} {b}");
+        }
         assert_eq!(broadwell.best_throttle(), 4);
         let knl = Cma {
             per_byte: 1.0 / 3.29e9,
