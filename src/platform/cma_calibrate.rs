@@ -12,24 +12,15 @@
 //! The paper measures `l` alone with a read into an empty local buffer; current kernels stop
 //! such a read before pinning anything, hence the normalisation.
 
+use super::cma_model::{Cma, BUILT_IN};
 use std::io;
 use std::time::Instant;
 
 /// What the calibration measured.
 #[derive(Clone, Debug)]
 pub struct Calibration {
-    /// Seconds per 1-byte read (`alpha`).
-    pub startup: f64,
-    /// Seconds per byte of `memcpy` (`beta`).
-    pub per_byte: f64,
-    /// Seconds of locking and pinning per page with one reader (`l`).
-    pub lock_per_page: f64,
-    /// Page size in bytes.
-    pub page: usize,
-    /// `gamma(c) = quadratic c^2 + linear c`.
-    pub quadratic: f64,
-    /// See `quadratic`.
-    pub linear: f64,
+    /// The fitted model ([`BUILT_IN`]'s CMA threshold, everything else measured here).
+    pub model: Cma,
     /// Measured seconds per page of a read with `c` concurrent readers, `c = 1, 2, ...`.
     pub per_page: Vec<f64>,
 }
@@ -169,12 +160,15 @@ pub fn calibrate(pages: usize, readers: usize, reps: usize) -> io::Result<Calibr
     let (la, lb) = fit_quadratic(&excess);
     let lock_per_page = (la + lb).max(f64::MIN_POSITIVE);
     Ok(Calibration {
-        startup,
-        per_byte,
-        lock_per_page,
-        page,
-        quadratic: la / lock_per_page,
-        linear: lb / lock_per_page,
+        model: Cma {
+            startup,
+            per_byte,
+            lock_per_page,
+            page,
+            quadratic: la / lock_per_page,
+            linear: lb / lock_per_page,
+            ..BUILT_IN
+        },
         per_page,
     })
 }
@@ -228,7 +222,7 @@ mod tests {
 
     #[test]
     fn calibration_measures_this_machine() {
-        let Ok(c) = calibrate(64, 2, 5) else {
+        let Ok(Calibration { model: c, per_page }) = calibrate(64, 2, 5) else {
             // CMA forbidden here (ptrace rules): nothing to measure.
             return;
         };
@@ -236,7 +230,7 @@ mod tests {
             c.startup > 0.0 && c.per_byte > 0.0 && c.lock_per_page > 0.0,
             "{c:?}"
         );
-        assert_eq!(c.per_page.len(), 2);
+        assert_eq!(per_page.len(), 2);
         assert!((c.quadratic + c.linear - 1.0).abs() < 1e-6, "{c:?}");
     }
 }

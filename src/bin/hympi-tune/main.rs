@@ -332,28 +332,22 @@ fn cma(argv: &[String]) -> Result<(), String> {
     }
     let c = hympi::platform::cma_calibrate::calibrate(pages, readers, reps)
         .map_err(|e| format!("single-copy reads do not work here: {e}"))?;
-    let mut model = Model::from_json(hympi::sim::model::FABRIC_100G)?.cma;
-    model.startup = c.startup;
-    model.per_byte = c.per_byte;
-    model.lock_per_page = c.lock_per_page;
-    model.page = c.page;
-    model.quadratic = c.quadratic;
-    model.linear = c.linear;
+    let (model, per_page) = (c.model, c.per_page);
     println!("CMA model of this machine ({pages} pages per read, {reps} reads per point):");
     println!(
         "  alpha {:.2} us, memcpy {:.2} GB/s, page {} B",
-        c.startup * 1e6,
-        1e-9 / c.per_byte,
-        c.page
+        model.startup * 1e6,
+        1e-9 / model.per_byte,
+        model.page
     );
-    for (i, t) in c.per_page.iter().enumerate() {
+    for (i, t) in per_page.iter().enumerate() {
         println!("  {} reader(s): {:.3} us per page", i + 1, t * 1e6);
     }
     println!(
         "  l = {:.3} us per page, gamma(c) = {:.3} c^2 + {:.3} c",
-        c.lock_per_page * 1e6,
-        c.quadratic,
-        c.linear
+        model.lock_per_page * 1e6,
+        model.quadratic,
+        model.linear
     );
     // An unbounded best (contention linear in the readers) lets every reader go at once;
     // the knob's range ends at 1024.
