@@ -10,9 +10,11 @@
 //! - [`engine`]: the discrete-event simulation;
 //! - [`model`]: the machine parameters and their file format;
 //! - [`trace`]: the Chrome-trace writer;
+//! - [`calibrate`]: fitting the model's parameters to measurements of this machine;
 //! - [`cli`]: argument parsing shared by the two commands.
 
 pub mod build;
+pub mod calibrate;
 pub mod cli;
 pub mod engine;
 pub mod model;

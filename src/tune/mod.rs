@@ -3,7 +3,8 @@
 //! jackknife variance picks the next point to measure ([`forest`], [`active`]); the
 //! measurements come from real runs, the simulator or a formula ([`bench`]). It writes the
 //! selection table `HYMPI_COLL_TUNING_FILE` reads ([`table`]), scores tables against
-//! exhaustive measurements ([`eval`]) and draws their choices ([`plot`]).
+//! exhaustive measurements ([`eval`]) and draws their choices ([`plot`]); [`real`] launches the
+//! jobs that measure on this machine.
 //! See docs/tuner.md.
 
 pub mod active;
@@ -11,6 +12,7 @@ pub mod bench;
 pub mod eval;
 pub mod forest;
 pub mod plot;
+pub mod real;
 pub mod space;
 pub mod table;
 

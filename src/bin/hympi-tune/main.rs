@@ -4,8 +4,6 @@
 //! selection table `HYMPI_COLL_TUNING_FILE` reads, optionally with an SVG map of the choices
 //! and a score against exhaustive measurement. See docs/tuner.md.
 
-mod real;
-
 use hympi::coll::tuning::{Coll, Table, DEFAULT_TABLE};
 use hympi::sim::cli::{coll, list, size};
 use hympi::sim::Model;
@@ -162,7 +160,7 @@ fn bench(a: &Args) -> Result<Box<dyn Bench>, String> {
             .map_err(|e| e.to_string())?
             .with_file_name("hympiexec"),
     };
-    Ok(Box::new(real::Real {
+    Ok(Box::new(hympi::tune::real::Real {
         exec,
         programs: a.programs.clone().unwrap_or_default(),
         reps: a.reps,

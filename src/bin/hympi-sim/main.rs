@@ -1,6 +1,9 @@
 //! `hympi-sim`: predicts how long a collective algorithm takes on a machine we may not have,
 //! by running the schedules the library builds for every rank under a LogGP model
-//! (`hympi::sim`). See docs/simulator.md.
+//! (`hympi::sim`), and fits the model's parameters to this machine (`calibrate`).
+//! See docs/simulator.md.
+
+mod calibrate;
 
 use hympi::coll::tuning::Coll;
 use hympi::sim::cli::{coll, list, size};
@@ -13,6 +16,9 @@ usage: hympi-sim run   --coll C --algo NAME[:k=N] --bytes B [layout] [--root R] 
                         [--trace FILE] [--path]
        hympi-sim sweep --coll C [--algos A,B,...] [--k 2,4,8] --sizes S,S,... [layout] [--params F]
        hympi-sim params             print the built-in parameter set (the file format)
+       hympi-sim calibrate --programs DIR [--exec hympiexec] [--reps N] [--out FILE] [--no-cma]
+                        measure this machine with the programs of benches/c compiled into DIR
+                        and fit a parameter set (benches/sim-validate/run does all of it)
 layout: --nodes N --ppn P (default 2 x 2) or --node-sizes 2,3,1 (uneven nodes)
 C: bcast reduce allreduce allgather alltoall gather scatter barrier
 sizes take K/M suffixes (1K = 1024); the times printed are microseconds";
@@ -253,6 +259,7 @@ fn main() -> ExitCode {
                 cmd_sweep(&a)
             }
         }),
+        "calibrate" => calibrate::parse(rest).and_then(|o| calibrate::run(&o)),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(())
