@@ -17,7 +17,7 @@
 //!   fit of the relative errors over all of them gives the two costs.
 
 use super::build::{Call, Machine};
-use super::model::{Cma, Link, Model};
+use super::model::{Cma, Link, Model, MIN_BIDIRECTIONAL};
 use super::{run, Options};
 
 /// The least-squares line through `points` (x, y): `(intercept, slope)`; `None` for fewer
@@ -113,6 +113,11 @@ pub struct Measured {
     pub copy_gbs: f64,
     /// The contention-aware CMA model measured here, if single copies work.
     pub contention: Option<Cma>,
+    /// Bidirectional over unidirectional bandwidth of large messages on the node (2: the
+    /// two directions do not slow each other down).
+    pub bidirectional_intra: f64,
+    /// The same between nodes.
+    pub bidirectional_inter: f64,
 }
 
 /// The parameter set `m` implies (no software costs yet: [`software_costs`]).
@@ -138,6 +143,8 @@ pub fn model(name: &str, m: &Measured) -> Result<Model, String> {
         copy_per_byte: per_byte(m.copy_gbs),
         call_overhead: 0.0,
         round_overhead: 0.0,
+        intra_bidirectional: m.bidirectional_intra.clamp(MIN_BIDIRECTIONAL, 2.0),
+        inter_bidirectional: m.bidirectional_inter.clamp(MIN_BIDIRECTIONAL, 2.0),
     })
 }
 

@@ -10,7 +10,7 @@
 //! as a deadlock, naming who waits for whom.
 
 use super::build::{Machine, OpKind, Program};
-use super::model::Model;
+use super::model::{reverse_share, Model};
 use std::cmp::{Ordering, Reverse};
 use std::collections::hash_map::Entry;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -220,6 +220,9 @@ struct Rank {
     cpu: f64,
     /// When its on-node copy port is free.
     port: f64,
+    /// When its on-node receive side is free (only for a link whose directions slow each
+    /// other down, `Model::intra_bidirectional` < 2).
+    port_in: f64,
     /// Receives not yet landed and CMA sends not yet read, in the current round.
     waiting: u32,
     /// When its sends of the round completed (at the latest).
@@ -279,6 +282,11 @@ struct Engine<'a> {
     pairs: HashMap<u64, Pair, BuildHasherDefault<PairHasher>>,
     nic_out: Vec<f64>,
     nic_in: Vec<Busy>,
+    /// The share of an on-node transfer that also occupies the other side's port
+    /// (`model::reverse_share` of the model's bidirectional factor).
+    share_intra: f64,
+    /// The same for a NIC's two directions.
+    share_inter: f64,
     /// Time of the event being processed (no later message starts before it).
     now: f64,
     queue: BinaryHeap<Reverse<(Time, u32)>>,
@@ -309,6 +317,8 @@ pub fn simulate(
         pairs: HashMap::default(),
         nic_out: vec![0.0; nodes],
         nic_in: vec![Busy::default(); nodes],
+        share_intra: reverse_share(model.intra_bidirectional),
+        share_inter: reverse_share(model.inter_bidirectional),
         now: 0.0,
         queue: BinaryHeap::with_capacity(p),
         out: Outcome {
@@ -420,6 +430,10 @@ impl Engine<'_> {
             self.out.inter_messages += 1;
             let i = (start + link.overhead).max(self.nic_out[a]);
             self.nic_out[a] = i + link.gap.max(wire);
+            if self.share_inter > 0.0 {
+                // The injection also takes its share of the node's receive side.
+                self.nic_in[a].book(i, self.share_inter * wire, self.now);
+            }
             let arrival = self.nic_in[b].book(i + link.latency, wire, self.now);
             st.sends_done = st.sends_done.max(i + wire);
             Delivery::At(arrival)
@@ -430,7 +444,18 @@ impl Engine<'_> {
             let i = (start + link.overhead).max(st.port);
             st.port = i + link.gap.max(wire);
             st.sends_done = st.sends_done.max(i + wire);
-            Delivery::At(i + wire + link.latency)
+            let mut arrival = i + wire + link.latency;
+            if self.share_intra > 0.0 && r != to {
+                // The copy in takes its share of the sender's receive side, and the copy out
+                // of the receiver's, from when the first of the message is there.
+                let share = self.share_intra * wire;
+                st.port_in = st.port_in.max(i) + share;
+                let rb = &mut self.ranks[to as usize];
+                let out = (i + link.latency).max(rb.port_in);
+                arrival = arrival.max(out + wire);
+                rb.port_in = arrival;
+            }
+            Delivery::At(arrival)
         };
         let msg = Message {
             delivery,
@@ -464,13 +489,22 @@ impl Engine<'_> {
             Delivery::Read(ready) => {
                 // The receiver reads the sender's pages: contention from the reads of that
                 // memory still under way when this one starts.
-                let begin = ready.max(posted);
+                let mut begin = ready.max(posted);
+                let share = self.share_intra;
+                if share > 0.0 {
+                    // Directions that slow each other down: the reader's port must be free,
+                    // and the sender's is busy for its share of the transfer.
+                    begin = begin.max(self.ranks[r as usize].port);
+                }
                 let reader_round = self.ranks[r as usize].round;
                 let src = &mut self.ranks[m.from.0 as usize];
                 src.reads.retain(|&end| end > begin);
                 let c = src.reads.len() + 1;
                 let end = begin + self.model.cma.read_time(m.bytes as usize, c);
                 src.reads.push(end);
+                if share > 0.0 {
+                    src.port = src.port.max(begin + share * (end - begin));
+                }
                 // The sender's send completes once its memory was read.
                 if end >= src.sends_done {
                     src.sends_done = end;
@@ -481,6 +515,9 @@ impl Engine<'_> {
             }
         };
         let st = &mut self.ranks[r as usize];
+        if self.share_intra > 0.0 && matches!(m.delivery, Delivery::Read(_)) {
+            st.port = st.port.max(arrival);
+        }
         st.landed.push((arrival, m.overhead, m.from));
         self.release(r);
     }

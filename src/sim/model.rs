@@ -17,7 +17,16 @@
 //!   Table II model);
 //! - b's CPU spends `o` once the message is there and its receive posted;
 //! - each round costs the rank's CPU `round_us` when it starts, the first also `call_us`
-//!   (the library's software cost per call and per round, beyond each message's `o`).
+//!   (the library's software cost per call and per round, beyond each message's `o`);
+//! - a link's `bidirectional` factor (its bidirectional over its unidirectional bandwidth,
+//!   2 when absent) says how much the two directions slow each other down: a transfer also
+//!   keeps the other direction's port busy for the share `h = 2 / bidirectional - 1` of its
+//!   time (0: full duplex, 1: half duplex), so an exchange takes `(1 + h)` times a one-way
+//!   transfer. Between nodes that port is the node NIC's receive side (virtual nodes, whose
+//!   loopback traffic the same cores copy both ways); on the node, below the CMA threshold,
+//!   each rank's receive side (the copy out of the shared-memory cells, which the sender's
+//!   copy in shares), and above it the sender's copy port, where a reader with `h > 0` also
+//!   waits for its own port.
 //!
 //! A send completes when its data has left (eager); a round completes when its sends and
 //! receives have, and then its local steps cost `reduce * bytes` or `copy * bytes` of the
@@ -63,6 +72,11 @@ pub struct Model {
     /// CPU time a rank spends starting each round (posting and completing its requests),
     /// on top of each message's `o`.
     pub round_overhead: f64,
+    /// Bidirectional over unidirectional bandwidth on the node (1: half duplex, 2: full;
+    /// from 0.5).
+    pub intra_bidirectional: f64,
+    /// The same between nodes.
+    pub inter_bidirectional: f64,
 }
 
 /// The parameter set for a 100 Gb/s fabric and a two-socket node (`src/sim/params/fabric-100g.json`).
@@ -97,6 +111,28 @@ fn link(v: &Value, what: &str) -> Result<Link, String> {
     })
 }
 
+/// Link `what`'s `bidirectional` factor, between 0.5 and 2 (absent: 2, full duplex).
+fn bidirectional(v: &Value, what: &str) -> Result<f64, String> {
+    match v.get(what).and_then(|l| l.get("bidirectional")) {
+        None => Ok(2.0),
+        Some(d) => d
+            .as_f64()
+            .filter(|b| (MIN_BIDIRECTIONAL..=2.0).contains(b))
+            .ok_or_else(|| format!("`{what}.bidirectional`: a number from 0.5 to 2")),
+    }
+}
+
+/// The least bidirectional factor a link can have: below 1 the two directions slow each
+/// other down more than taking turns would (TCP over loopback on the same 2 cores measures
+/// 0.7-0.85 here); at 0.5 an exchange takes four one-way transfers.
+pub const MIN_BIDIRECTIONAL: f64 = 0.5;
+
+/// The share of a transfer's time that also keeps the other direction's port busy, from a
+/// link's bidirectional factor (2: 0, full duplex; 1: 1, half duplex; 0.5: 3).
+pub fn reverse_share(bidirectional: f64) -> f64 {
+    2.0 / bidirectional.clamp(MIN_BIDIRECTIONAL, 2.0) - 1.0
+}
+
 /// Reads `obj[key]` as a number, 0 when absent (parameters added after the format's first
 /// version).
 fn num_or_zero(obj: &Value, key: &str) -> Result<f64, String> {
@@ -120,7 +156,7 @@ impl Model {
     /// (`latency_us`, `overhead_us`, `gap_us`, `bandwidth_gbs`), `cma` (`threshold_bytes`,
     /// `startup_us`, `bandwidth_gbs`, `lock_per_page_us`, `page_bytes`, `gamma_quadratic`,
     /// `gamma_linear`), `reduce_gbs` and `copy_gbs` (0 means free), and optionally `call_us`
-    /// and `round_us` (absent: 0).
+    /// and `round_us` (absent: 0) and each link's `bidirectional` (1 to 2, absent: 2).
     pub fn from_json(text: &str) -> Result<Model, String> {
         let v: Value = serde_json::from_str(text).map_err(|e| format!("parameter set: {e}"))?;
         let cma = v.get("cma").ok_or("parameter set has no `cma` section")?;
@@ -150,24 +186,27 @@ impl Model {
             copy_per_byte: per_byte(num(&v, "copy_gbs")?),
             call_overhead: num_or_zero(&v, "call_us")? * 1e-6,
             round_overhead: num_or_zero(&v, "round_us")? * 1e-6,
+            intra_bidirectional: bidirectional(&v, "intra")?,
+            inter_bidirectional: bidirectional(&v, "inter")?,
         })
     }
 
     /// Writes the parameter set in the format [`Model::from_json`] reads.
     pub fn to_json(&self) -> String {
         let gbs = |pb: f64| if pb > 0.0 { 1e-9 / pb } else { 0.0 };
-        let link = |l: &Link| {
+        let link = |l: &Link, bidirectional: f64| {
             serde_json::json!({
                 "latency_us": l.latency * 1e6,
                 "overhead_us": l.overhead * 1e6,
                 "gap_us": l.gap * 1e6,
                 "bandwidth_gbs": gbs(l.per_byte),
+                "bidirectional": bidirectional,
             })
         };
         let v = serde_json::json!({
             "name": self.name,
-            "intra": link(&self.intra),
-            "inter": link(&self.inter),
+            "intra": link(&self.intra, self.intra_bidirectional),
+            "inter": link(&self.inter, self.inter_bidirectional),
             "cma": {
                 "threshold_bytes": if self.cma.threshold == usize::MAX { 1e300 } else { self.cma.threshold as f64 },
                 "startup_us": self.cma.startup * 1e6,
@@ -206,6 +245,8 @@ impl Model {
             copy_per_byte: 0.0,
             call_overhead: 0.0,
             round_overhead: 0.0,
+            intra_bidirectional: 2.0,
+            inter_bidirectional: 2.0,
         }
     }
 }
@@ -223,6 +264,22 @@ mod tests {
         assert!(close(back.inter.per_byte, m.inter.per_byte));
         assert!(close(back.cma.lock_per_page, m.cma.lock_per_page));
         assert_eq!(back.cma.threshold, m.cma.threshold);
+        assert_eq!(
+            (back.intra_bidirectional, back.inter_bidirectional),
+            (2.0, 2.0)
+        );
+        let half = Model {
+            inter_bidirectional: 1.25,
+            ..m
+        };
+        let back = Model::from_json(&half.to_json()).unwrap();
+        assert_eq!(
+            (back.intra_bidirectional, back.inter_bidirectional),
+            (2.0, 1.25)
+        );
+        assert_eq!((reverse_share(2.0), reverse_share(1.0)), (0.0, 1.0));
+        assert!((reverse_share(1.25) - 0.6).abs() < 1e-12);
+        assert_eq!((reverse_share(0.8), reverse_share(0.1)), (1.5, 3.0));
     }
 
     #[test]
@@ -289,5 +346,12 @@ mod tests {
         assert!(Model::from_json("{}").is_err());
         let s = FABRIC_100G.replace("\"latency_us\"", "\"latency\"");
         assert!(Model::from_json(&s).unwrap_err().contains("latency_us"));
+        let s = FABRIC_100G.replace(
+            "\"latency_us\": 1.0,",
+            "\"latency_us\": 1.0, \"bidirectional\": 3,",
+        );
+        assert!(Model::from_json(&s)
+            .unwrap_err()
+            .contains("inter.bidirectional"));
     }
 }

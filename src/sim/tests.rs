@@ -445,3 +445,42 @@ fn call_and_round_overheads_add_along_the_chain() {
     assert!((back.round_overhead - 0.2e-6).abs() < 1e-15);
     assert!((back.call_overhead - 0.7e-6).abs() < 1e-15);
 }
+
+#[test]
+fn a_links_bidirectional_factor_stretches_an_exchange_but_not_a_one_way_message() {
+    let m = 1 << 20;
+    let w = m as f64 * LINK.per_byte;
+    let exchange = call(Coll::Allgather, "ring", m);
+    let one_way = call(Coll::Bcast, "knomial", m);
+    // An exchange takes (1 + h) one-way transfers, h = 2 / bidirectional - 1.
+    let cases = [(2.0, 1.0), (1.0, 2.0), (1.6, 1.25), (0.8, 2.5)];
+    // Between nodes: the NIC's receive side.
+    let nodes = Machine::regular(2, 1);
+    for (bi, stretch) in cases {
+        let model = Model {
+            inter_bidirectional: bi,
+            ..bandwidth_only()
+        };
+        assert_close(time(&exchange, &nodes, &model), stretch * w);
+        assert_close(time(&one_way, &nodes, &model), w);
+    }
+    // On the node, below the CMA threshold (the receiver's copy port) and above it.
+    let node = Machine::regular(1, 2);
+    let eager = Model::uniform(Link {
+        per_byte: LINK.per_byte,
+        ..FREE
+    });
+    let mut single_copy = eager.clone();
+    single_copy.cma.threshold = 0;
+    single_copy.cma.per_byte = LINK.per_byte;
+    for base in [eager, single_copy] {
+        for (bi, stretch) in cases {
+            let model = Model {
+                intra_bidirectional: bi,
+                ..base.clone()
+            };
+            assert_close(time(&exchange, &node, &model), stretch * w);
+            assert_close(time(&one_way, &node, &model), w);
+        }
+    }
+}

@@ -1,7 +1,8 @@
 //! `hympi-sim calibrate`: measures this machine with hympi itself and fits the simulator's
 //! parameter set (`hympi::sim::calibrate`):
 //! 1. ping-pong on the node and between two virtual nodes (`latency`), the 8-byte message
-//!    rate of a window (`bandwidth`), `MPI_Reduce_local` and `memcpy` speeds
+//!    rate of a window (`bandwidth`), bidirectional against unidirectional bandwidth at
+//!    64 KiB (`bibw`, `bandwidth`: how much the two directions slow each other down), `MPI_Reduce_local` and `memcpy` speeds
 //!    (`reduce_local`, `memcpy_ceiling`), and the contention-aware CMA model
 //!    (`platform::cma_calibrate`: concurrent single-copy reads of one process's pages);
 //! 2. the links, the single-copy line and the local steps from those;
@@ -19,9 +20,10 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// The programs of `benches/c` calibrate runs, compiled into `--programs`.
-const PROGRAMS: [&str; 6] = [
+const PROGRAMS: [&str; 7] = [
     "latency",
     "bandwidth",
+    "bibw",
     "reduce_local",
     "memcpy_ceiling",
     "coll_move",
@@ -181,6 +183,14 @@ pub fn run(o: &Options) -> Result<(), String> {
     let latency_inter = o.medians(2, true, "latency", &sizes, 1)?;
     let message_intra_us = per_message_us(o.one(2, false, "bandwidth", &["-s", "8"], 1)?);
     let message_inter_us = per_message_us(o.one(2, true, "bandwidth", &["-s", "8"], 1)?);
+    eprintln!("measuring bidirectional bandwidth ...");
+    let mut bidirectional = [0.0; 2];
+    for (i, nodes) in [false, true].into_iter().enumerate() {
+        let big = ["-s", "65536"];
+        let one = o.one(2, nodes, "bandwidth", &big, 1)?;
+        let both = o.one(2, nodes, "bibw", &big, 1)?;
+        bidirectional[i] = if one > 0.0 { both / one } else { 2.0 };
+    }
     eprintln!("measuring local reductions and copies ...");
     let reduce_gbs = o.one(1, false, "reduce_local", &["-s", "1048576"], 1)?;
     let copy = Command::new(o.programs.join("memcpy_ceiling"));
@@ -212,6 +222,8 @@ pub fn run(o: &Options) -> Result<(), String> {
         reduce_gbs,
         copy_gbs,
         contention,
+        bidirectional_intra: bidirectional[0],
+        bidirectional_inter: bidirectional[1],
     };
     let mut model = calibrate::model("this machine (hympi-sim calibrate)", &measured)?;
 
@@ -257,15 +269,16 @@ pub fn run(o: &Options) -> Result<(), String> {
 fn report(m: &Measured, model: &Model, timed: &[Timed], fit: &calibrate::SoftwareFit) {
     let us = |s: f64| s * 1e6;
     let gbs = |pb: f64| if pb > 0.0 { 1e-9 / pb } else { 0.0 };
-    for (name, l) in [
-        ("on the node", &model.intra),
-        ("between nodes", &model.inter),
+    for (name, l, bi) in [
+        ("on the node", &model.intra, model.intra_bidirectional),
+        ("between nodes", &model.inter, model.inter_bidirectional),
     ] {
         println!(
-            "{name}: L {:.3} us, o = g {:.3} us, {:.2} GB/s",
+            "{name}: L {:.3} us, o = g {:.3} us, {:.2} GB/s, bidirectional {bi:.2}x (an exchange takes {:.2}x a one-way transfer)",
             us(l.latency),
             us(l.overhead),
-            gbs(l.per_byte)
+            gbs(l.per_byte),
+            1.0 + hympi::sim::model::reverse_share(bi)
         );
     }
     let c = &model.cma;
