@@ -17,12 +17,15 @@
 //!   fit of the relative errors over all of them gives the two costs.
 
 use super::build::{Call, Machine};
-use super::model::{Cma, Link, Model, MIN_BIDIRECTIONAL};
+use super::model::{per_byte, Cma, Link, Model, MIN_BIDIRECTIONAL};
 use super::{run, Options};
 
 /// The least-squares line through `points` (x, y): `(intercept, slope)`; `None` for fewer
 /// than two distinct x.
 pub fn line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
+    if points.len() < 2 {
+        return None;
+    }
     let n = points.len() as f64;
     let (sx, sy) = points
         .iter()
@@ -30,7 +33,7 @@ pub fn line(points: &[(f64, f64)]) -> Option<(f64, f64)> {
     let (mx, my) = (sx / n, sy / n);
     let sxx: f64 = points.iter().map(|&(x, _)| (x - mx) * (x - mx)).sum();
     let sxy: f64 = points.iter().map(|&(x, y)| (x - mx) * (y - my)).sum();
-    if points.len() < 2 || sxx <= 0.0 {
+    if sxx <= 0.0 {
         return None;
     }
     let slope = sxy / sxx;
@@ -126,7 +129,6 @@ pub fn model(name: &str, m: &Measured) -> Result<Model, String> {
         .map_err(|e| format!("on the node: {e}"))?;
     let (inter, _) = link(&m.latency_inter, m.message_inter_us, f64::INFINITY)
         .map_err(|e| format!("between nodes: {e}"))?;
-    let per_byte = |gbs: f64| if gbs > 0.0 { 1e-9 / gbs } else { 0.0 };
     let cma = cma(
         &m.latency_intra,
         m.eager,

@@ -143,7 +143,7 @@ fn num_or_zero(obj: &Value, key: &str) -> Result<f64, String> {
 }
 
 /// Seconds per byte of a bandwidth in GB/s (0: free).
-fn per_byte(gbs: f64) -> f64 {
+pub(super) fn per_byte(gbs: f64) -> f64 {
     if gbs > 0.0 {
         1e-9 / gbs
     } else {
