@@ -1,9 +1,9 @@
 //! ACCLAiM's active-learning loop (Wilkins, thesis §3.8-3.9; digest in
 //! `../shared/papers/acclaim-autotuning-generalized-algorithms.md`): one random forest per
 //! collective with the algorithm as a feature; the next point to measure is the unmeasured
-//! power-of-two point where the trees disagree most on the winner, ties broken by the
-//! jackknife variance of their predictions; every 5th point is a non-power-of-two size near
-//! it; the loop has converged when the table it would write stops changing significantly.
+//! power-of-two point where the trees disagree most on the winner plus a weighted share of
+//! the jackknife variance of their predictions; every 5th point is a non-power-of-two size
+//! near it; the loop has converged when the table it would write stops changing significantly.
 //!
 //! A *point* is a layout and a size; measuring it times every candidate algorithm there.
 //! The forest learns `log10(t / t_best)`, each algorithm's time over the point's fastest
@@ -19,7 +19,7 @@ use std::collections::VecDeque;
 /// Weight of a point's summed variance (over the grid's largest) beside the trees'
 /// disagreement on its winner when choosing the next point: exploration where the trees
 /// agree on the winner but not on the times. On the simulated grid of docs/tuner.md, 0.3
-/// beat both pure variance (ACCLAiM's rule) and pure disagreement.
+/// made fewer mistakes overall than pure variance (ACCLAiM's rule) or pure disagreement.
 pub const VARIANCE_WEIGHT: f64 = 0.3;
 
 /// A choice is a significant change when its predicted time is more than this factor over
