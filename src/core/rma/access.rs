@@ -109,7 +109,7 @@ impl Shape {
     }
 
     /// The contiguous run, if the shape is one.
-    fn contig(&self) -> Option<(usize, usize)> {
+    pub fn contig(&self) -> Option<(usize, usize)> {
         match self {
             Shape::Contig { addr, len } => Some((*addr, *len)),
             Shape::Spread { .. } => None,
@@ -339,19 +339,34 @@ pub unsafe fn accumulate(
     result: Option<&Shape>,
     el: Option<&Element>,
 ) -> MpiResult<()> {
-    // Fast path: contiguous data of a hole-free element in mapped memory, no result.
-    if let (Some(el), None, Place::Mapped(_), Some((oa, len)), Some((ta, _))) =
-        (el, result, place, o.contig(), t.contig())
+    // Fast path: contiguous data of a hole-free element in mapped memory, and a contiguous
+    // result buffer if any (the old values are copied there first).
+    if let (Some(el), Place::Mapped(_), Some((oa, len)), Some((ta, _))) =
+        (el, place, o.contig(), t.contig())
     {
+        let res = result.map(Shape::contig);
         let size = el.size;
-        if size > 0 && el.dense() {
-            // SAFETY: both runs hold `len / size` whole elements (caller); the kernel copes
-            // with overlap (`apply_raw`).
+        if size > 0 && el.dense() && res.is_none_or(|r| r.is_some()) {
+            // SAFETY: both runs hold `len / size` whole elements (caller), the result buffer
+            // `len` bytes, apart from the window memory; the kernel copes with overlap
+            // (`apply_raw`).
             unsafe {
+                if let Some(Some((ra, _))) = res {
+                    std::ptr::copy_nonoverlapping(ta as *const u8, ra as *mut u8, len);
+                }
                 el.reducer
                     .apply_raw(len / size, oa as *const u8, ta as *mut u8)
             };
             return Ok(());
+        }
+    }
+    if let (Place::Remote { pid, .. }, Some((ta, len))) = (place, t.contig()) {
+        let origin = o.contig().map(|(a, _)| a);
+        let res = result.map(Shape::contig);
+        let dense = el.is_none_or(|e| e.size > 0 && e.dense());
+        if dense && (el.is_none() || origin.is_some()) && res.is_none_or(|r| r.is_some()) {
+            // SAFETY: caller guarantees.
+            return unsafe { accumulate_remote_contig(pid, ta, len, origin, res.flatten(), el) };
         }
     }
     let mut cur = vec![0u8; t.bytes()];
@@ -370,6 +385,63 @@ pub unsafe fn accumulate(
         unsafe { write_target(place, t, &cur)? };
     }
     Ok(())
+}
+
+/// Bytes of target data an accumulate into another process's memory moves per CMA round
+/// trip (read, reduce, write back), through one scratch buffer per thread.
+const REMOTE_CHUNK: usize = 256 << 10;
+
+/// An accumulate of contiguous data into contiguous memory of process `pid` (`len` bytes at
+/// `ta`), in chunks: each is read by CMA into a scratch buffer kept by the thread, copied to
+/// the result buffer if there is one, reduced with the origin's bytes unless `el` is `None`
+/// (`MPI_NO_OP`), and written back. Unlike a copy of the whole range, it allocates and
+/// faults in no fresh memory per call.
+///
+/// # Safety
+/// `origin` (when `el` is some) readable and `result` writable for `len` bytes; `el` a
+/// hole-free element; the caller holds the target's accumulate lock.
+unsafe fn accumulate_remote_contig(
+    pid: i32,
+    ta: usize,
+    len: usize,
+    origin: Option<usize>,
+    result: Option<(usize, usize)>,
+    el: Option<&Element>,
+) -> MpiResult<()> {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let size = el.map_or(1, |e| e.size);
+    let chunk = (REMOTE_CHUNK / size).max(1) * size;
+    SCRATCH.with_borrow_mut(|cur| {
+        cur.resize(chunk.min(len), 0);
+        let mut off = 0;
+        while off < len {
+            let n = chunk.min(len - off);
+            // SAFETY: `cur` holds at least `n` bytes; the kernel checks the remote range.
+            if let Err(e) = unsafe { cma::read_from(pid, (ta + off) as u64, cur.as_mut_ptr(), n) } {
+                return cma_failed(e);
+            }
+            if let Some((r, _)) = result {
+                // SAFETY: the result buffer holds `len` bytes (caller); `cur` is ours.
+                unsafe { std::ptr::copy_nonoverlapping(cur.as_ptr(), (r + off) as *mut u8, n) };
+            }
+            if let (Some(el), Some(o)) = (el, origin) {
+                // SAFETY: the origin holds `len` bytes of whole elements (caller), `cur` the
+                // chunk's `n / size` elements.
+                unsafe {
+                    el.reducer
+                        .apply_raw(n / size, (o + off) as *const u8, cur.as_mut_ptr())
+                };
+                // SAFETY: a write only reads `cur`; the kernel checks the remote range.
+                if let Err(e) = unsafe { cma::write_to(pid, cur.as_ptr(), (ta + off) as u64, n) } {
+                    return cma_failed(e);
+                }
+            }
+            off += n;
+        }
+        Ok(())
+    })
 }
 
 /// `MPI_Compare_and_swap` on one element of `size` bytes (the caller holds the target's
