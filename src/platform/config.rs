@@ -38,6 +38,8 @@ pub enum Knob {
     StealChunk,
     /// `HYMPI_STEAL_ACC_MIN`.
     StealAccMin,
+    /// `HYMPI_STEAL_ACC`.
+    StealAcc,
     /// `HYMPI_STATS`.
     Stats,
     /// `HYMPI_ASYNC_PROGRESS`.
@@ -259,7 +261,7 @@ pub const KNOBS: &[KnobSpec] = &[
         default: "1",
         category: Category::Stealing,
         verbosity: Verbosity::UserBasic,
-        doc: "1: stealing-aware waits: at MPI_THREAD_MULTIPLE a large single-copy receive becomes chunks that threads waiting inside MPI copy in parallel when another thread of the process is waiting, and a large accumulate into shared window memory becomes chunks that waiting processes of the node reduce (HYMPI_STEAL_ACC_MIN); 0: off",
+        doc: "1: stealing-aware waits: at MPI_THREAD_MULTIPLE a large single-copy receive becomes chunks that threads waiting inside MPI copy in parallel when another thread of the process is waiting, and a large accumulate into window memory of the node becomes chunks that waiting processes of the node reduce (HYMPI_STEAL_ACC_MIN, HYMPI_STEAL_ACC); 0: off",
     },
     KnobSpec {
         knob: Knob::StealMin,
@@ -286,7 +288,16 @@ pub const KNOBS: &[KnobSpec] = &[
         default: "2097152",
         category: Category::Stealing,
         verbosity: Verbosity::TunerBasic,
-        doc: "smallest contiguous accumulate into shared window memory cut into 64 KiB chunks that processes waiting inside MPI on the node reduce with the origin (with HYMPI_STEAL=1, at any thread level)",
+        doc: "smallest contiguous accumulate into window memory of the node cut into 64 KiB chunks that processes waiting inside MPI on the node reduce with the origin (with HYMPI_STEAL=1, at any thread level)",
+    },
+    KnobSpec {
+        knob: Knob::StealAcc,
+        name: "HYMPI_STEAL_ACC",
+        kind: Kind::Text,
+        default: "auto",
+        category: Category::Stealing,
+        verbosity: Verbosity::TunerBasic,
+        doc: "whether accumulates from HYMPI_STEAL_ACC_MIN are shared: auto (the origin times both ways per target memory kind and size class and keeps the faster, probing the other now and then) or always",
     },
     KnobSpec {
         knob: Knob::Stats,

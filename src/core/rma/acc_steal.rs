@@ -17,6 +17,7 @@
 
 use crate::core::op::{builtin_kernel, Builtin};
 use crate::core::rma::ctrl::Ctrl;
+use crate::core::rma::steal_choice::{self, TargetKind};
 use crate::platform::cma;
 use crate::platform::config::{self, Knob};
 use parking_lot::Mutex;
@@ -53,17 +54,38 @@ pub fn register(ctrl: &Arc<Ctrl>) {
     REGISTERED.store(w.len(), Ordering::Release);
 }
 
+/// Where the target data of a [`Task`] lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskTarget {
+    /// In the window's shared memory area (`MPI_Win_allocate`, `MPI_Win_allocate_shared`),
+    /// mapped by every process of the node: this offset from the area's start.
+    Shared {
+        /// Offset from the start of the memory area.
+        off: usize,
+    },
+    /// In one process's own memory (`MPI_Win_create`, attached regions): this address in
+    /// process `pid`, reached directly there and by CMA from the node's other processes.
+    Process {
+        /// The process holding the memory.
+        pid: i32,
+        /// The target data's address in that process.
+        addr: usize,
+    },
+}
+
 /// An accumulate to share: `len` bytes of the origin's data at `origin` (in process `pid`)
-/// reduced with `op` on elements of `dt` into the window memory at `target_off` from the
-/// start of the memory area (`target` is that address here).
+/// reduced with `op` on elements of `dt` into the target data; with a `result` buffer
+/// (`MPI_Get_accumulate`), each chunk's old target bytes are first copied there.
 #[derive(Clone, Copy, Debug)]
 pub struct Task {
     /// The origin's process.
     pub pid: i32,
-    /// The origin data's address (in the origin process).
+    /// The origin data's address (in the origin process), contiguous.
     pub origin: usize,
-    /// The target data's offset in the window memory area.
-    pub target_off: usize,
+    /// The result buffer's address in the origin process (contiguous), 0 for none.
+    pub result: usize,
+    /// The target data.
+    pub target: TaskTarget,
     /// Bytes.
     pub len: usize,
     /// The op handle (predefined).
@@ -72,42 +94,124 @@ pub struct Task {
     pub dt: usize,
 }
 
-/// Reduces chunk `i` of `task` whose target data is at `target` here; reads the origin's
-/// data directly when it is this process's.
-fn reduce_chunk(task: &Task, target: usize, i: usize, scratch: &mut Vec<u8>) -> bool {
+impl Task {
+    /// The kind of the target data's memory (for `steal_choice`).
+    pub fn kind(&self) -> TargetKind {
+        match self.target {
+            TaskTarget::Shared { .. } => TargetKind::Shared,
+            TaskTarget::Process { .. } => TargetKind::Process,
+        }
+    }
+
+    /// The target data's address in this process when it can be reached by loads and
+    /// stores here (`memory`: the start of the window's memory area as mapped here).
+    fn local_target(&self, memory: usize) -> Option<usize> {
+        match self.target {
+            TaskTarget::Shared { off } => Some(memory + off),
+            TaskTarget::Process { pid, addr } if pid == own_pid() => Some(addr),
+            TaskTarget::Process { .. } => None,
+        }
+    }
+}
+
+/// This process's id.
+fn own_pid() -> i32 {
+    std::process::id() as i32
+}
+
+/// Reads `n` bytes at `addr` of process `pid` into `buf` (directly when `pid` is this
+/// process); false when CMA refused.
+///
+/// # Safety
+/// When `pid` is this process, `addr` must be readable for `n` bytes.
+unsafe fn read_bytes(pid: i32, addr: usize, n: usize, buf: &mut Vec<u8>) -> bool {
+    buf.resize(n, 0);
+    if pid == own_pid() {
+        // SAFETY: caller guarantee; `buf` holds `n` bytes and is ours.
+        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, buf.as_mut_ptr(), n) };
+        return true;
+    }
+    // SAFETY: `buf` holds `n` bytes; the kernel checks the remote range.
+    unsafe { cma::read_from(pid, addr as u64, buf.as_mut_ptr(), n) }.is_ok()
+}
+
+/// Writes `data` to `addr` of process `pid` (directly when it is this process); false when
+/// CMA refused.
+///
+/// # Safety
+/// When `pid` is this process, `addr` must be writable for `data.len()` bytes.
+unsafe fn write_bytes(pid: i32, addr: usize, data: &[u8]) -> bool {
+    if pid == own_pid() {
+        // SAFETY: caller guarantee; `data` is a separate buffer of ours.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), addr as *mut u8, data.len()) };
+        return true;
+    }
+    // SAFETY: a write only reads `data`; the kernel checks the remote range.
+    unsafe { cma::write_to(pid, data.as_ptr(), addr as u64, data.len()) }.is_ok()
+}
+
+/// Scratch buffers of one reducing thread.
+#[derive(Default)]
+struct Scratch {
+    input: Vec<u8>,
+    target: Vec<u8>,
+}
+
+/// Reduces chunk `i` of `task` (`memory`: the window's memory area as mapped here): copies
+/// its old target bytes to the result buffer first when there is one. Reads and writes the
+/// origin's process and the target's directly when they are this one, else by CMA.
+fn reduce_chunk(task: &Task, memory: usize, i: usize, scratch: &mut Scratch) -> bool {
     let Some(k) = Builtin::from_handle(task.op).and_then(|b| builtin_kernel(b, task.dt)) else {
         return false;
     };
     let off = i * CHUNK;
     let n = CHUNK.min(task.len - off);
-    let local = task.pid == std::process::id() as i32;
+    let local = task.pid == own_pid();
     let input: &[u8] = if local {
         // SAFETY: the origin's buffer holds `len` bytes and stays valid until the task is
         // done (the origin waits for every chunk before it returns).
         unsafe { std::slice::from_raw_parts((task.origin + off) as *const u8, n) }
     } else {
-        scratch.resize(n, 0);
-        // SAFETY: `scratch` holds `n` bytes; the kernel checks the origin's range.
-        if unsafe {
-            cma::read_from(
-                task.pid,
-                (task.origin + off) as u64,
-                scratch.as_mut_ptr(),
-                n,
-            )
-        }
-        .is_err()
-        {
+        // SAFETY: not this process: read by CMA, which checks the range.
+        if !unsafe { read_bytes(task.pid, task.origin + off, n, &mut scratch.input) } {
             return false;
         }
-        scratch
+        &scratch.input
     };
-    // SAFETY: the target range was checked against the window by the origin and lies in the
-    // mapped memory area; only the claimer of chunk `i` writes it meanwhile (the accumulate
-    // lock keeps other accumulates out).
-    let out = unsafe { std::slice::from_raw_parts_mut((target + off) as *mut u8, n) };
-    k(input, out);
-    true
+    match task.local_target(memory) {
+        Some(target) => {
+            // SAFETY: the target range was checked against the window by the origin and
+            // lies in memory this process reaches; only the claimer of chunk `i` writes it
+            // meanwhile (the accumulate lock keeps other accumulates out).
+            let out = unsafe { std::slice::from_raw_parts_mut((target + off) as *mut u8, n) };
+            if task.result != 0 {
+                // SAFETY: the result buffer holds `len` bytes in the origin's process, valid
+                // until the task is done; `out` is a separate window range.
+                if !unsafe { write_bytes(task.pid, task.result + off, out) } {
+                    return false;
+                }
+            }
+            k(input, out);
+            true
+        }
+        None => {
+            let TaskTarget::Process { pid, addr } = task.target else {
+                return false;
+            };
+            let mut cur = std::mem::take(&mut scratch.target);
+            // SAFETY: `pid` is another process (`local_target`): CMA checks the range.
+            let ok = unsafe { read_bytes(pid, addr + off, n, &mut cur) }
+                // SAFETY: as in the first branch.
+                && (task.result == 0 || unsafe { write_bytes(task.pid, task.result + off, &cur) })
+                && {
+                    k(input, &mut cur);
+                    // SAFETY: another process again.
+                    unsafe { write_bytes(pid, addr + off, &cur) }
+                };
+            scratch.target = cur;
+            ok
+        }
+    }
 }
 
 /// Runs `task` on target rank `rank`'s slot of `ctrl` (the caller holds that rank's
@@ -118,12 +222,12 @@ pub fn run(ctrl: &Ctrl, rank: usize, task: Task) -> bool {
     let nchunks = task.len.div_ceil(CHUNK);
     slot.publish(&task, nchunks as u32);
     TASKS.fetch_add(1, Ordering::Relaxed);
-    let target = ctrl.memory() + task.target_off;
+    let memory = ctrl.memory();
     let mut ok = true;
-    let mut scratch = Vec::new();
+    let mut scratch = Scratch::default();
     let gen = slot.generation();
     while let Some(i) = slot.claim(gen) {
-        ok &= reduce_chunk(&task, target, i as usize, &mut scratch);
+        ok &= reduce_chunk(&task, memory, i as usize, &mut scratch);
         CHUNKS.fetch_add(1, Ordering::Relaxed);
         slot.finish();
     }
@@ -150,16 +254,15 @@ pub fn help() -> bool {
         None => return false,
     };
     let mut did = false;
-    let mut scratch = Vec::new();
+    let mut scratch = Scratch::default();
     for c in &ctrls {
         for r in 0..c.ranks() {
             let slot = c.task(r);
             let Some((gen, task)) = slot.open_task() else {
                 continue;
             };
-            let target = c.memory() + task.target_off;
             while let Some(i) = slot.claim(gen) {
-                if !reduce_chunk(&task, target, i as usize, &mut scratch) {
+                if !reduce_chunk(&task, c.memory(), i as usize, &mut scratch) {
                     slot.fail();
                 }
                 CHUNKS.fetch_add(1, Ordering::Relaxed);
@@ -174,8 +277,9 @@ pub fn help() -> bool {
 
 /// The `HYMPI_STATS=1` line of this process.
 pub fn stats_line(rank: i32) -> String {
+    let (shared, alone) = steal_choice::counts();
     format!(
-        "hympi stats: rank {rank}: {} stealable accumulates, {} chunks, {} reduced by waiting processes",
+        "hympi stats: rank {rank}: {} stealable accumulates, {} chunks, {} reduced by waiting processes; timed by the choice: {shared} shared, {alone} alone",
         TASKS.load(Ordering::Relaxed),
         CHUNKS.load(Ordering::Relaxed),
         CHUNKS_BY_HELPERS.load(Ordering::Relaxed)
@@ -186,8 +290,40 @@ pub fn stats_line(rank: i32) -> String {
 mod tests {
     use super::*;
     use crate::core::rma::ctrl::Layout;
-    use crate::mpi_abi::consts::{MPI_DOUBLE, MPI_SUM};
+    use crate::mpi_abi::consts::{MPI_DOUBLE, MPI_INT, MPI_SUM};
     use crate::platform::shared_map::SharedMap;
+
+    /// Runs `task` three times on rank 1's slot of `ctrl` while a helper thread claims
+    /// chunks; returns how many chunks the helper reduced.
+    fn run_with_helper(ctrl: &Arc<Ctrl>, task: Task, each: impl Fn()) -> usize {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let helper = {
+            let (c, stop) = (ctrl.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut did = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let slot = c.task(1);
+                    if let Some((gen, t)) = slot.open_task() {
+                        assert_eq!(t.target, task.target);
+                        assert_eq!(t.result, task.result);
+                        let mut s = Scratch::default();
+                        while let Some(i) = slot.claim(gen) {
+                            assert!(reduce_chunk(&t, c.memory(), i as usize, &mut s));
+                            slot.finish();
+                            did += 1;
+                        }
+                    }
+                }
+                did
+            })
+        };
+        for _ in 0..3 {
+            assert!(run(ctrl, 1, task));
+            each();
+        }
+        stop.store(true, Ordering::Relaxed);
+        helper.join().unwrap()
+    }
 
     #[test]
     fn helpers_and_owner_reduce_every_chunk_once() {
@@ -202,41 +338,56 @@ mod tests {
         }
         let origin: Vec<f64> = (0..n).map(|k| 0.5 * k as f64).collect();
         let task = Task {
-            pid: std::process::id() as i32,
+            pid: own_pid(),
             origin: origin.as_ptr() as usize,
-            target_off: 0,
+            result: 0,
+            target: TaskTarget::Shared { off: 0 },
             len: n * 8,
             op: MPI_SUM,
             dt: MPI_DOUBLE,
         };
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let helper = {
-            let (c, stop) = (ctrl.clone(), stop.clone());
-            std::thread::spawn(move || {
-                let mut did = 0;
-                while !stop.load(Ordering::Relaxed) {
-                    let slot = c.task(1);
-                    if let Some((gen, t)) = slot.open_task() {
-                        let target = c.memory() + t.target_off;
-                        let mut s = Vec::new();
-                        while let Some(i) = slot.claim(gen) {
-                            assert!(reduce_chunk(&t, target, i as usize, &mut s));
-                            slot.finish();
-                            did += 1;
-                        }
-                    }
-                }
-                did
-            })
-        };
-        for _ in 0..3 {
-            assert!(run(&ctrl, 1, task));
-        }
-        stop.store(true, Ordering::Relaxed);
-        helper.join().unwrap();
+        run_with_helper(&ctrl, task, || {});
         for k in 0..n {
             // SAFETY: as above.
             assert_eq!(unsafe { *target.add(k) }, k as f64 * 2.5, "element {k}");
+        }
+    }
+
+    #[test]
+    fn results_get_each_chunks_old_bytes_and_process_memory_is_reached() {
+        let layout = Layout::new(2, false);
+        let (map, _) = SharedMap::create(layout.memory).unwrap();
+        let ctrl = Arc::new(Ctrl::new(map, layout));
+        let n = 70_000usize; // ints: 280000 bytes, 5 chunks, the last one short
+                             // Target memory of this process's own (`MPI_Win_create`), not the shared area.
+        let mut target: Vec<i32> = (0..n as i32).collect();
+        let origin: Vec<i32> = (0..n as i32).map(|k| 2 * k + 1).collect();
+        let result = std::cell::RefCell::new(vec![-1i32; n]);
+        let round = std::cell::Cell::new(0i32);
+        let task = Task {
+            pid: own_pid(),
+            origin: origin.as_ptr() as usize,
+            result: result.borrow_mut().as_mut_ptr() as usize,
+            target: TaskTarget::Process {
+                pid: own_pid(),
+                addr: target.as_mut_ptr() as usize,
+            },
+            len: n * 4,
+            op: MPI_SUM,
+            dt: MPI_INT,
+        };
+        run_with_helper(&ctrl, task, || {
+            // After round r the result holds the values before it: k + r (2k + 1).
+            let r = round.get();
+            for (k, &v) in result.borrow().iter().enumerate() {
+                let k = k as i32;
+                assert_eq!(v, k + r * (2 * k + 1), "round {r}, element {k}");
+            }
+            round.set(r + 1);
+        });
+        for (k, &v) in target.iter().enumerate() {
+            let k = k as i32;
+            assert_eq!(v, k + 3 * (2 * k + 1), "element {k}");
         }
     }
 }

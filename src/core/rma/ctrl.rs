@@ -7,6 +7,7 @@
 //! Every process that owns or targets a window thus synchronizes through atomics in memory it
 //! maps: a target needs not enter MPI for its lock to be taken or its memory to be accessed.
 
+use crate::core::rma::acc_steal::TaskTarget;
 use crate::core::rma::epoch::LockKind;
 use crate::core::rma::{claimword, lockword};
 use crate::platform::shared_map::SharedMap;
@@ -44,12 +45,18 @@ pub struct TaskSlot {
     claim: AtomicU64,
     pid: AtomicU64,
     origin: AtomicU64,
-    target_off: AtomicU64,
+    result: AtomicU64,
+    /// 0: `target` is an offset in the window memory area; else the process whose memory
+    /// `target` addresses.
+    target_pid: AtomicU64,
+    target: AtomicU64,
     len: AtomicU64,
     op: AtomicU64,
     dt: AtomicU64,
-    _pad: [u64; 8],
+    _pad: [u64; 6],
 }
+
+const _: () = assert!(std::mem::size_of::<TaskSlot>() == 136);
 
 pub use crate::core::rma::claimword::MAX_CHUNKS;
 
@@ -59,8 +66,13 @@ impl TaskSlot {
         let gen = claimword::next_generation(&self.claim);
         self.pid.store(task.pid as u64, Ordering::Relaxed);
         self.origin.store(task.origin as u64, Ordering::Relaxed);
-        self.target_off
-            .store(task.target_off as u64, Ordering::Relaxed);
+        self.result.store(task.result as u64, Ordering::Relaxed);
+        let (target_pid, target) = match task.target {
+            TaskTarget::Shared { off } => (0, off),
+            TaskTarget::Process { pid, addr } => (pid as u32 as u64, addr),
+        };
+        self.target_pid.store(target_pid, Ordering::Relaxed);
+        self.target.store(target as u64, Ordering::Relaxed);
         self.len.store(task.len as u64, Ordering::Relaxed);
         self.op.store(task.op as u64, Ordering::Relaxed);
         self.dt.store(task.dt as u64, Ordering::Relaxed);
@@ -87,7 +99,16 @@ impl TaskSlot {
             crate::core::rma::acc_steal::Task {
                 pid: self.pid.load(Ordering::Relaxed) as i32,
                 origin: self.origin.load(Ordering::Relaxed) as usize,
-                target_off: self.target_off.load(Ordering::Relaxed) as usize,
+                result: self.result.load(Ordering::Relaxed) as usize,
+                target: match self.target_pid.load(Ordering::Relaxed) {
+                    0 => TaskTarget::Shared {
+                        off: self.target.load(Ordering::Relaxed) as usize,
+                    },
+                    pid => TaskTarget::Process {
+                        pid: pid as u32 as i32,
+                        addr: self.target.load(Ordering::Relaxed) as usize,
+                    },
+                },
                 len: self.len.load(Ordering::Relaxed) as usize,
                 op: self.op.load(Ordering::Relaxed) as usize,
                 dt: self.dt.load(Ordering::Relaxed) as usize,

@@ -20,6 +20,7 @@ pub mod ctrl;
 pub mod epoch;
 pub mod lockword;
 pub mod net;
+pub mod steal_choice;
 
 use crate::core::datatype::{self, Dtype, TypeInfo};
 use crate::core::error::{fail, MpiResult};
@@ -382,9 +383,7 @@ fn build(wcomm: usize, spec: &Spec, cma: bool, noncontig: bool) -> MpiResult<(us
     };
     map.close_creator_fd();
     let ctrl = Arc::new(Ctrl::new(map, layout));
-    if owns_memory {
-        acc_steal::register(&ctrl);
-    }
+    acc_steal::register(&ctrl);
     let mem_base = ctrl.memory();
     let targets: Vec<Target> = descs
         .iter()
@@ -1032,18 +1031,40 @@ pub fn accumulate(
         return Ok(None);
     }
     let _g = w.ctrl.acc_lock(r.rank);
-    if let Some(task) = stealable(w, &r, os, res.is_some(), el.as_ref(), op) {
-        if acc_steal::run(&w.ctrl, r.rank, task) {
+    let timed = match stealable(w, &r, os, res.as_ref(), el.as_ref(), op) {
+        Sharing::Ineligible => None,
+        Sharing::Alone(kind) => Some((kind, std::time::Instant::now())),
+        Sharing::Shared(task, _packed) => {
+            let (kind, len, t0) = (task.kind(), task.len, std::time::Instant::now());
+            if !acc_steal::run(&w.ctrl, r.rank, task) {
+                return fail(
+                    MPI_ERR_OTHER,
+                    "a chunk of the accumulate could not be reduced",
+                );
+            }
+            steal_choice::record(kind, len, true, t0.elapsed().as_nanos() as u64);
             return Ok(None);
         }
-        return fail(
-            MPI_ERR_OTHER,
-            "a chunk of the accumulate could not be reduced",
-        );
-    }
+    };
     // SAFETY: as in `put`; the accumulate lock makes the read-modify-write atomic with
     // respect to every other accumulate to this target.
-    unsafe { access::accumulate(r.place, os, &r.shape, res.as_ref(), el.as_ref()) }.map(|_| None)
+    unsafe { access::accumulate(r.place, os, &r.shape, res.as_ref(), el.as_ref()) }?;
+    if let Some((kind, t0)) = timed {
+        let ns = t0.elapsed().as_nanos() as u64;
+        steal_choice::record(kind, r.shape.bytes(), false, ns);
+    }
+    Ok(None)
+}
+
+/// Whether an accumulate is shared out (`stealable`).
+enum Sharing {
+    /// It cannot be.
+    Ineligible,
+    /// It could be, and the measured choice (`steal_choice`) says the origin alone is faster
+    /// (or is measuring that way): its target data is of this kind.
+    Alone(steal_choice::TargetKind),
+    /// Shared: the task, and the packed origin data it may point into.
+    Shared(acc_steal::Task, Vec<u8>),
 }
 
 /// The accumulate family on the [`direct`] path: builtin op, same predefined type and count
@@ -1095,6 +1116,7 @@ fn accumulate_direct(
         return Ok(true);
     }
     if result.is_none() && len >= acc_steal::min_bytes().unwrap_or(usize::MAX) {
+        // Large enough to share (`stealable`; fetches into mapped memory are not shared).
         return Ok(false);
     }
     let _g = w.ctrl.acc_lock(rank);
@@ -1112,39 +1134,87 @@ fn accumulate_direct(
     Ok(true)
 }
 
-/// The accumulate as a task waiting processes may share (`acc_steal`): large, contiguous on
-/// both sides, into shared window memory, a hole-free element, no result.
+/// The accumulate as a task waiting processes may share (`acc_steal`): large, a hole-free
+/// element, contiguous target data in shared window memory or in a process of the node
+/// (`MPI_Win_create`d or attached memory, reached by CMA); with a result buffer only into
+/// another process's memory, and contiguous.
+/// Whether to share it is `steal_choice`'s measured choice. A non-contiguous origin is packed
+/// first: the returned buffer holds it and must outlive the task.
 fn stealable(
     w: &Win,
     r: &Resolved,
     o: &Shape,
-    result: bool,
+    result: Option<&Shape>,
+    el: Option<&Element>,
+    op: usize,
+) -> Sharing {
+    match eligible(w, r, o, result, el, op) {
+        None => Sharing::Ineligible,
+        Some(task) if !steal_choice::choose(task.kind(), task.len) => Sharing::Alone(task.kind()),
+        Some(mut task) => {
+            let mut packed = Vec::new();
+            if o.contig().is_none() {
+                packed = vec![0u8; task.len];
+                // SAFETY: the origin buffer is the caller's (C contract); `packed` holds its
+                // bytes.
+                unsafe { o.pack(&mut packed) };
+                task.origin = packed.as_ptr() as usize;
+            }
+            Sharing::Shared(task, packed)
+        }
+    }
+}
+
+/// The accumulate as a task to share, if it may be (see [`stealable`]); a non-contiguous
+/// origin's address is left 0 to be packed.
+fn eligible(
+    w: &Win,
+    r: &Resolved,
+    o: &Shape,
+    result: Option<&Shape>,
     el: Option<&Element>,
     op: usize,
 ) -> Option<acc_steal::Task> {
     let min = acc_steal::min_bytes()?;
     let el = el?;
-    let (Shape::Contig { addr: oa, len }, Shape::Contig { addr: ta, .. }, Place::Mapped(_)) =
-        (o, &r.shape, r.place)
-    else {
+    let Shape::Contig { addr: ta, len } = r.shape else {
         return None;
     };
     let owns_memory = matches!(w.flavor, MPI_WIN_FLAVOR_ALLOCATE | MPI_WIN_FLAVOR_SHARED);
+    let me = std::process::id() as i32;
+    let target = match r.place {
+        Place::Mapped(_) if owns_memory => acc_steal::TaskTarget::Shared {
+            off: ta - w.ctrl.memory(),
+        },
+        Place::Mapped(_) => acc_steal::TaskTarget::Process { pid: me, addr: ta },
+        Place::Remote { pid, .. } => acc_steal::TaskTarget::Process { pid, addr: ta },
+        Place::OtherNode => return None,
+    };
+    // Fetched values are shared out only when the origin reaches the target by CMA: where it
+    // copies them with loads and stores, helpers writing them back by CMA made
+    // `MPI_Get_accumulate` slower (benches/README.md, "Accumulate stealing").
+    let result = match result {
+        None => 0,
+        Some(Shape::Contig { addr, .. }) if matches!(target, acc_steal::TaskTarget::Process { pid, .. } if pid != me) => {
+            *addr
+        }
+        Some(_) => return None,
+    };
     if w.targets[r.rank].atomics
-        || result
-        || !owns_memory
-        || *len < min
+        || len < min
         || el.size == 0
         || !el.dense()
         || len / acc_steal::CHUNK >= ctrl::MAX_CHUNKS
+        || o.bytes() != len
     {
         return None;
     }
     Some(acc_steal::Task {
-        pid: std::process::id() as i32,
-        origin: *oa,
-        target_off: ta - w.ctrl.memory(),
-        len: *len,
+        pid: me,
+        origin: o.contig().map_or(0, |(a, _)| a),
+        result,
+        target,
+        len,
         op,
         dt: el.handle,
     })
