@@ -119,19 +119,10 @@ fn own_pid() -> i32 {
     std::process::id() as i32
 }
 
-/// Reads `n` bytes at `addr` of process `pid` into `buf` (directly when `pid` is this
-/// process); false when CMA refused.
-///
-/// # Safety
-/// When `pid` is this process, `addr` must be readable for `n` bytes.
-unsafe fn read_bytes(pid: i32, addr: usize, n: usize, buf: &mut Vec<u8>) -> bool {
+/// Reads `n` bytes at `addr` of another process `pid` into `buf` by CMA; false when refused.
+fn read_remote(pid: i32, addr: usize, n: usize, buf: &mut Vec<u8>) -> bool {
     buf.resize(n, 0);
-    if pid == own_pid() {
-        // SAFETY: caller guarantee; `buf` holds `n` bytes and is ours.
-        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, buf.as_mut_ptr(), n) };
-        return true;
-    }
-    // SAFETY: `buf` holds `n` bytes; the kernel checks the remote range.
+    // SAFETY: `buf` holds `n` writable bytes of ours; the kernel checks the remote range.
     unsafe { cma::read_from(pid, addr as u64, buf.as_mut_ptr(), n) }.is_ok()
 }
 
@@ -172,8 +163,7 @@ fn reduce_chunk(task: &Task, memory: usize, i: usize, scratch: &mut Scratch) -> 
         // done (the origin waits for every chunk before it returns).
         unsafe { std::slice::from_raw_parts((task.origin + off) as *const u8, n) }
     } else {
-        // SAFETY: not this process: read by CMA, which checks the range.
-        if !unsafe { read_bytes(task.pid, task.origin + off, n, &mut scratch.input) } {
+        if !read_remote(task.pid, task.origin + off, n, &mut scratch.input) {
             return false;
         }
         &scratch.input
@@ -198,18 +188,17 @@ fn reduce_chunk(task: &Task, memory: usize, i: usize, scratch: &mut Scratch) -> 
             let TaskTarget::Process { pid, addr } = task.target else {
                 return false;
             };
-            let mut cur = std::mem::take(&mut scratch.target);
-            // SAFETY: `pid` is another process (`local_target`): CMA checks the range.
-            let ok = unsafe { read_bytes(pid, addr + off, n, &mut cur) }
-                // SAFETY: as in the first branch.
-                && (task.result == 0 || unsafe { write_bytes(task.pid, task.result + off, &cur) })
+            // `pid` is another process (`local_target`).
+            let cur = &mut scratch.target;
+            read_remote(pid, addr + off, n, cur)
+                // SAFETY: the result buffer holds `len` bytes in the origin's process, valid
+                // until the task is done; `cur` is ours.
+                && (task.result == 0 || unsafe { write_bytes(task.pid, task.result + off, cur) })
                 && {
-                    k(input, &mut cur);
-                    // SAFETY: another process again.
-                    unsafe { write_bytes(pid, addr + off, &cur) }
-                };
-            scratch.target = cur;
-            ok
+                    k(input, cur);
+                    // SAFETY: another process: the kernel checks the range.
+                    unsafe { write_bytes(pid, addr + off, cur) }
+                }
         }
     }
 }
