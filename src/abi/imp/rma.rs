@@ -43,7 +43,8 @@ fn done_request(rt: &mut Runtime, win: MPI_Win, target: c_int) -> MpiResult<usiz
 
 /// Runs one operation (`op`, on target rank `target` of `win`) under the runtime, and its
 /// request to another node's rank outside it; with a `request` (the `MPI_R*` forms), also
-/// stores its request, complete at once.
+/// stores its request, complete at once. Out of line: the operations' direct ways stay small.
+#[inline(never)]
 unsafe fn issue(
     win: MPI_Win,
     target: c_int,
@@ -89,6 +90,7 @@ unsafe fn issue(
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn put(
     oa: *const c_void,
     oc: i64,
@@ -102,14 +104,22 @@ unsafe fn put(
 ) -> MpiResult<()> {
     let (o, t) = (buf(oa, oc, odt)?, target(tr, td, tc, tdt)?);
     // The direct way first (no request, on-node mapped target, one predefined type).
-    if request.is_none() && runtime::with(|rt| Ok(rma::put_direct(rt, win as usize, &o, &t)))? {
-        return Ok(());
+    if request.is_none() {
+        // SAFETY: at the C boundary: no other reference to the runtime is live.
+        let done = match unsafe { runtime::unlocked() } {
+            Some(rt) => rma::put_direct(rt, win as usize, &o, &t),
+            None => runtime::with(|rt| Ok(rma::put_direct(rt, win as usize, &o, &t)))?,
+        };
+        if done {
+            return Ok(());
+        }
     }
     // SAFETY: forwarded C arguments.
     unsafe { issue(win, tr, request, |rt| rma::put(rt, win as usize, &o, &t)) }
 }
 
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 unsafe fn get(
     oa: *mut c_void,
     oc: i64,
@@ -123,13 +133,21 @@ unsafe fn get(
 ) -> MpiResult<()> {
     let (o, t) = (buf(oa, oc, odt)?, target(tr, td, tc, tdt)?);
     // The direct way first (no request, on-node mapped target, one predefined type).
-    if request.is_none() && runtime::with(|rt| Ok(rma::get_direct(rt, win as usize, &o, &t)))? {
-        return Ok(());
+    if request.is_none() {
+        // SAFETY: at the C boundary: no other reference to the runtime is live.
+        let done = match unsafe { runtime::unlocked() } {
+            Some(rt) => rma::get_direct(rt, win as usize, &o, &t),
+            None => runtime::with(|rt| Ok(rma::get_direct(rt, win as usize, &o, &t)))?,
+        };
+        if done {
+            return Ok(());
+        }
     }
     // SAFETY: forwarded C arguments.
     unsafe { issue(win, tr, request, |rt| rma::get(rt, win as usize, &o, &t)) }
 }
 
+#[inline(always)]
 unsafe fn accumulate(
     o: Buf,
     result: Option<Buf>,
@@ -138,20 +156,31 @@ unsafe fn accumulate(
     win: MPI_Win,
     request: Option<*mut MPI_Request>,
 ) -> MpiResult<()> {
-    if request.is_none()
-        && runtime::with(|rt| {
-            Ok(rma::accumulate_direct_way(
-                rt,
-                win as usize,
-                &o,
-                result.as_ref(),
-                &t,
-                op as usize,
-            ))
-        })?
-    {
-        return Ok(());
+    if request.is_none() {
+        let (w, r, op) = (win as usize, result.as_ref(), op as usize);
+        // SAFETY: at the C boundary: no other reference to the runtime is live.
+        let done = match unsafe { runtime::unlocked() } {
+            Some(rt) => rma::accumulate_direct_way(rt, w, &o, r, &t, op),
+            None => runtime::with(|rt| Ok(rma::accumulate_direct_way(rt, w, &o, r, &t, op)))?,
+        };
+        if done {
+            return Ok(());
+        }
     }
+    // SAFETY: forwarded C arguments.
+    unsafe { accumulate_issued(o, result, t, op, win, request) }
+}
+
+/// [`accumulate`] off the direct way: the general path, which also reports every error.
+#[inline(never)]
+unsafe fn accumulate_issued(
+    o: Buf,
+    result: Option<Buf>,
+    t: TargetArg,
+    op: MPI_Op,
+    win: MPI_Win,
+    request: Option<*mut MPI_Request>,
+) -> MpiResult<()> {
     // SAFETY: forwarded C arguments.
     unsafe {
         issue(win, t.rank, request, |rt| {
@@ -579,6 +608,12 @@ pub(crate) unsafe fn MPI_Compare_and_swap(
         result: result_addr as usize,
     };
     let t = target(target_rank, target_disp, 1, datatype)?;
+    // SAFETY: at the C boundary: no other reference to the runtime is live.
+    if let Some(rt) = unsafe { runtime::unlocked() } {
+        if rma::compare_and_swap_direct(rt, win as usize, swap, &t) {
+            return Ok(());
+        }
+    }
     if let Some(call) = runtime::with(|rt| rma::compare_and_swap(rt, win as usize, swap, &t))? {
         rma::net::run(vec![call])?;
     }
@@ -685,14 +720,25 @@ pub(crate) unsafe fn MPI_Win_flush_local_all(win: MPI_Win) -> MpiResult<()> {
 
 /// The flushes: the epoch checked, memory ordered, requests to other nodes completed.
 fn flush(win: MPI_Win, target: Option<c_int>) -> MpiResult<()> {
-    let pending = runtime::with(|rt| {
-        let found = rma::flush(rt, win as usize, target)?;
-        if !found.spans {
-            return Ok(found.pending);
-        }
-        rt.progress()?;
-        Ok(rma::has_pending(rt, win as usize))
-    })?;
+    // SAFETY: at the C boundary: no other reference to the runtime is live (`rt` is not used
+    // once `runtime::with` runs).
+    let pending = match unsafe { runtime::unlocked() } {
+        Some(rt) => match rma::flush(rt, win as usize, target)? {
+            found if !found.spans => found.pending,
+            _ => runtime::with(|rt| {
+                rt.progress()?;
+                Ok(rma::has_pending(rt, win as usize))
+            })?,
+        },
+        None => runtime::with(|rt| {
+            let found = rma::flush(rt, win as usize, target)?;
+            if !found.spans {
+                return Ok(found.pending);
+            }
+            rt.progress()?;
+            Ok(rma::has_pending(rt, win as usize))
+        })?,
+    };
     if pending {
         rma::settle(win as usize)?;
     }

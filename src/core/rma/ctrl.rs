@@ -196,6 +196,25 @@ impl Drop for AccGuard<'_> {
     }
 }
 
+/// Waits for a held accumulate lock word and takes it.
+#[cold]
+#[inline(never)]
+fn acc_lock_wait(word: &AtomicU32) {
+    let mut spins = 0u32;
+    while word
+        .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        spins += 1;
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else {
+            // The holder may be descheduled (more ranks than cores): let it run.
+            std::thread::yield_now();
+        }
+    }
+}
+
 impl Ctrl {
     /// The control block over `map` (zero-filled at creation), laid out as `layout`.
     pub fn new(map: SharedMap, layout: Layout) -> Ctrl {
@@ -229,6 +248,7 @@ impl Ctrl {
         self.map.base() as usize + self.layout.memory
     }
 
+    #[inline]
     fn words(&self, r: usize) -> &RankWords {
         assert!(r < self.layout.n);
         // SAFETY: `r < n`, so the entry lies inside the mapping (checked in `new`); the
@@ -266,21 +286,16 @@ impl Ctrl {
         lockword::unlock(&self.words(r).lock, kind == LockKind::Exclusive)
     }
 
-    /// Takes rank `r`'s accumulate lock (held only for one operation's copy).
+    /// Takes rank `r`'s accumulate lock (held only for one operation's copy). The free
+    /// lock is taken inline; waiting for a held one is out of line ([`acc_lock_wait`]).
+    #[inline]
     pub fn acc_lock(&self, r: usize) -> AccGuard<'_> {
         let word = &self.words(r).acc;
-        let mut spins = 0u32;
-        while word
-            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
+        if word
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            spins += 1;
-            if spins < 64 {
-                std::hint::spin_loop();
-            } else {
-                // The holder may be descheduled (more ranks than cores): let it run.
-                std::thread::yield_now();
-            }
+            acc_lock_wait(word);
         }
         AccGuard { word }
     }

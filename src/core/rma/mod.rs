@@ -853,7 +853,7 @@ pub fn put(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Issued {
     if let Some((_, at, len)) = direct(w, o, t) {
         // SAFETY: the origin holds `len` bytes (C contract); the target range lies in the
         // target's mapped window memory (checked); they may overlap (our own window).
-        unsafe { std::ptr::copy(o.addr as *const u8, at as *mut u8, len) };
+        unsafe { move_bytes(o.addr as *const u8, at as *mut u8, len) };
         return Ok(None);
     }
     let Some(r) = w.resolve(rt, t)? else {
@@ -872,6 +872,24 @@ pub fn put(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Issued {
     unsafe { access::put(r.place, &os, &r.shape) }.map(|_| None)
 }
 
+/// Copies `len` bytes between ranges that may overlap: the common 4-, 8- and 16-byte elements
+/// by register moves (every load before the store), the rest by `memmove`.
+///
+/// # Safety
+/// `src` readable and `dst` writable for `len` bytes.
+#[inline(always)]
+unsafe fn move_bytes(src: *const u8, dst: *mut u8, len: usize) {
+    // SAFETY: each arm reads and writes exactly `len` bytes of the caller's ranges.
+    unsafe {
+        match len {
+            8 => (dst as *mut u64).write_unaligned((src as *const u64).read_unaligned()),
+            4 => (dst as *mut u32).write_unaligned((src as *const u32).read_unaligned()),
+            16 => (dst as *mut u128).write_unaligned((src as *const u128).read_unaligned()),
+            _ => std::ptr::copy(src, dst, len),
+        }
+    }
+}
+
 /// The target address here and the length of an operation of window `win` that takes the
 /// [`direct`] path; `None` for anything else (an invalid window included).
 #[inline(always)]
@@ -883,24 +901,24 @@ fn direct_at(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Option<(usize,
 /// [`put`] when it takes the direct path (on-node mapped target, one predefined type, in
 /// an access epoch): whether it did the put. Without a request to hand out nor a call to
 /// return, the C entry's short way in; anything else (errors included) is [`put`]'s.
-#[inline]
+#[inline(always)]
 pub fn put_direct(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> bool {
     let Some((at, len)) = direct_at(rt, win, o, t) else {
         return false;
     };
     // SAFETY: as in `put`.
-    unsafe { std::ptr::copy(o.addr as *const u8, at as *mut u8, len) };
+    unsafe { move_bytes(o.addr as *const u8, at as *mut u8, len) };
     true
 }
 
 /// [`get`] when it takes the direct path: whether it did the get (see [`put_direct`]).
-#[inline]
+#[inline(always)]
 pub fn get_direct(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> bool {
     let Some((at, len)) = direct_at(rt, win, o, t) else {
         return false;
     };
     // SAFETY: as in `get`.
-    unsafe { std::ptr::copy(at as *const u8, o.addr as *mut u8, len) };
+    unsafe { move_bytes(at as *const u8, o.addr as *mut u8, len) };
     true
 }
 
@@ -909,7 +927,7 @@ pub fn get(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Issued {
     let (_, w) = rt.win(win)?;
     if let Some((_, at, len)) = direct(w, o, t) {
         // SAFETY: as in `put`, the other way.
-        unsafe { std::ptr::copy(at as *const u8, o.addr as *mut u8, len) };
+        unsafe { move_bytes(at as *const u8, o.addr as *mut u8, len) };
         return Ok(None);
     }
     let Some(r) = w.resolve(rt, t)? else {
@@ -926,7 +944,7 @@ pub fn get(rt: &Runtime, win: usize, o: &Buf, t: &TargetArg) -> Issued {
 
 /// [`accumulate`] when it takes the direct path ([`accumulate_direct`]): whether it did the
 /// operation (see [`put_direct`]); errors are left to [`accumulate`].
-#[inline]
+#[inline(always)]
 pub fn accumulate_direct_way(
     rt: &Runtime,
     win: usize,
@@ -941,7 +959,44 @@ pub fn accumulate_direct_way(
     let Some(at) = direct(w, o, t) else {
         return false;
     };
-    accumulate_direct(rt, w, at, o, result, t, op).unwrap_or(false)
+    accumulate_scalar(w, at, o, result, t, op)
+        || accumulate_direct(rt, w, at, o, result, t, op).unwrap_or(false)
+}
+
+/// The commonest direct accumulate inline: one element of a common sum ([`atomic::Scalar`]),
+/// atomically on a target that uses atomics when aligned, else under its accumulate lock.
+/// Whether it did the operation (else [`accumulate_direct`] decides).
+#[inline(always)]
+fn accumulate_scalar(
+    w: &Win,
+    (rank, at, len): (usize, usize, usize),
+    o: &Buf,
+    result: Option<&Buf>,
+    t: &TargetArg,
+    op: usize,
+) -> bool {
+    let Some(s) = Builtin::from_handle(op)
+        .and_then(|b| atomic::Scalar::of(b, t.dt))
+        .filter(|s| s.size() == len)
+    else {
+        return false;
+    };
+    if result.is_some_and(|r| r.dt != t.dt || r.count != t.count) {
+        return false;
+    }
+    let atomics = w.targets[rank].atomics && atomic::capable(len, true, at);
+    let _g = (!atomics).then(|| w.ctrl.acc_lock(rank));
+    // SAFETY: `at` is one element of window memory mapped here (`direct`), aligned when
+    // `atomics`; the origin and result buffers hold one element each (C contract).
+    unsafe {
+        s.add(
+            atomics,
+            o.addr as *const u8,
+            at as *mut u8,
+            result.map(|r| r.addr as *mut u8),
+        )
+    };
+    true
 }
 
 /// `MPI_Accumulate` and `MPI_Get_accumulate` (`result` given), and their request forms.
@@ -1071,6 +1126,7 @@ enum Sharing {
 /// everywhere (result included). By hardware atomics on a target that uses them, else under
 /// its accumulate lock; false leaves the operation to the general path (errors, a user op,
 /// a different result type, an accumulate large enough to share).
+#[inline(never)]
 fn accumulate_direct(
     rt: &Runtime,
     w: &Win,
@@ -1091,14 +1147,7 @@ fn accumulate_direct(
         return Ok(false);
     }
     let old = result.map(|r| r.addr as *mut u8);
-    if let Some(s) = atomic::Scalar::of(b, t.dt).filter(|s| s.size() == len) {
-        // One element of a common sum: inline, by the same rule as below (atomically on a
-        // target that uses atomics when aligned, else under its accumulate lock).
-        let atomics = w.targets[rank].atomics && atomic::capable(len, true, at);
-        let _g = (!atomics).then(|| w.ctrl.acc_lock(rank));
-        // SAFETY: `at` is one element of window memory mapped here (`direct`), aligned when
-        // `atomics`; the origin and result buffers hold one element each (C contract).
-        unsafe { s.add(atomics, o.addr as *const u8, at as *mut u8, old) };
+    if accumulate_scalar(w, (rank, at, len), o, result, t, op) {
         return Ok(true);
     }
     let reducer = rt.accumulate_reducer(op, t.dt)?;
@@ -1229,6 +1278,54 @@ pub struct Swap {
     pub compare: usize,
     /// Where the old value goes.
     pub result: usize,
+}
+
+/// [`compare_and_swap`] when it takes the direct path (see [`put_direct`]): one element of
+/// 1, 2, 4 or 8 bytes in memory mapped here, by one atomic instruction on a target that uses
+/// atomics when aligned, else under the target's accumulate lock. Whether it did the swap.
+#[inline(always)]
+pub fn compare_and_swap_direct(rt: &Runtime, win: usize, s: Swap, t: &TargetArg) -> bool {
+    let Ok((_, w)) = rt.win(win) else {
+        return false;
+    };
+    let o = Buf {
+        addr: s.origin,
+        count: t.count,
+        dt: t.dt,
+    };
+    let Some((rank, at, len)) = direct(w, &o, t) else {
+        return false;
+    };
+    if atomic::width(t.dt) != Some(len) {
+        return false;
+    }
+    let (origin, compare, result) = (
+        s.origin as *const u8,
+        s.compare as *const u8,
+        s.result as *mut u8,
+    );
+    if w.targets[rank].atomics && atomic::capable(len, true, at) {
+        // SAFETY: one aligned element of window memory mapped here (`direct`, `capable`);
+        // the three local buffers hold one element each (C contract).
+        unsafe { atomic::compare_and_swap(len, origin, compare, result, at as *mut u8) };
+        return true;
+    }
+    let _g = w.ctrl.acc_lock(rank);
+    let (mut cur, mut new) = ([0u8; 8], [0u8; 8]);
+    // SAFETY: `at` is one element of `len <= 8` bytes of window memory mapped here
+    // (`direct`); the local buffers hold one element each (C contract); the accumulate lock
+    // makes the swap atomic. Both values are read before anything is written (the buffers
+    // may overlap).
+    unsafe {
+        std::ptr::copy_nonoverlapping(at as *const u8, cur.as_mut_ptr(), len);
+        std::ptr::copy_nonoverlapping(origin, new.as_mut_ptr(), len);
+        let equal = cur[..len] == *std::slice::from_raw_parts(compare, len);
+        std::ptr::copy_nonoverlapping(cur.as_ptr(), result, len);
+        if equal {
+            std::ptr::copy_nonoverlapping(new.as_ptr(), at as *mut u8, len);
+        }
+    }
+    true
 }
 
 /// `MPI_Compare_and_swap` (`t.count` is 1).
@@ -1596,7 +1693,7 @@ pub fn unlock_all(win: usize) -> MpiResult<()> {
 /// The flushes: operations on the node complete when issued, so a flush checks its epoch and
 /// orders memory (the caller then [`settle`]s requests to other nodes). `target` `None`:
 /// every target.
-#[inline]
+#[inline(always)]
 pub fn flush(rt: &Runtime, win: usize, target: Option<i32>) -> MpiResult<Flushed> {
     let (_, w) = rt.win(win)?;
     match target {

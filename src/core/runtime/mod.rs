@@ -262,6 +262,24 @@ pub fn with<R>(f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
     f(rt)
 }
 
+/// The runtime when it is reached without a lock (state [`READY`]: the application calls MPI
+/// from one thread at a time) and no queued operation waits; `None` otherwise, and then
+/// [`with`] is the way (it also reports an uninitialised MPI). For the shortest fast paths:
+/// no closure left to the inliner.
+///
+/// # Safety
+/// No other reference to the runtime may be live on this thread (call it at the C boundary,
+/// never inside [`with`]), and the reference must not outlive the MPI call.
+#[inline(always)]
+pub unsafe fn unlocked() -> Option<&'static Runtime> {
+    if G.state.load(Ordering::Acquire) != READY || crate::core::threads::lockq::on() {
+        return None;
+    }
+    // SAFETY: READY means the runtime exists and the application calls MPI from one thread
+    // at a time; the caller holds no other reference to it (the contract above).
+    Some(unsafe { &**G.rt.get() })
+}
+
 /// Like [`with`], for error routing: never blocks on a lock held by a waiting thread for long
 /// (it takes the same lock), and reports "not initialised" as an error without a message cost.
 pub fn with_quiet<R>(f: impl FnOnce(&mut Runtime) -> MpiResult<R>) -> MpiResult<R> {
