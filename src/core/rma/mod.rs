@@ -813,8 +813,12 @@ pub fn has_pending(rt: &Runtime, win: usize) -> bool {
 /// thread took to settle before this call are complete too when it returns (a flush
 /// completes every operation the process issued).
 pub fn settle(win: usize) -> MpiResult<()> {
-    let (pending, batch, earlier) = runtime::with(|rt| {
+    let Some((pending, batch, earlier)) = runtime::with(|rt| {
         let w = rt.win_mut(win)?;
+        if !w.has_pending() && w.unflushed.is_empty() {
+            // Nothing deferred, unanswered or being settled by another thread.
+            return Ok(None);
+        }
         let (mut pending, targets) = (
             std::mem::take(&mut w.pending),
             std::mem::take(&mut w.unflushed),
@@ -830,8 +834,11 @@ pub fn settle(win: usize) -> MpiResult<()> {
         w.next_batch += 1;
         let earlier = w.open_batches.clone();
         w.open_batches.push(batch);
-        Ok((pending, batch, earlier))
-    })?;
+        Ok(Some((pending, batch, earlier)))
+    })?
+    else {
+        return Ok(());
+    };
     let done = net::finish(pending);
     runtime::with(|rt| {
         rt.win_mut(win)?.open_batches.retain(|&b| b != batch);
@@ -1541,6 +1548,7 @@ pub fn wait(win: usize) -> MpiResult<()> {
 pub fn lock(win: usize, kind: i32, target: i32, assert: i32) -> MpiResult<()> {
     check_assert(assert, MPI_MODE_NOCHECK)?;
     let kind = LockKind::from_arg(kind)?;
+    let taken = assert & MPI_MODE_NOCHECK == 0;
     let found = runtime::with(|rt| {
         let (_, w) = rt.win(win)?;
         if target == MPI_PROC_NULL {
@@ -1553,12 +1561,22 @@ pub fn lock(win: usize, kind: i32, target: i32, assert: i32) -> MpiResult<()> {
             );
         }
         w.epochs.check_lock(target)?;
-        Ok(Some((w.comm, w.elsewhere(target))))
+        let (comm, elsewhere) = (w.comm, w.elsewhere(target));
+        // A lock on the node that is free (or not taken: MPI_MODE_NOCHECK) is held at once.
+        if !elsewhere && (!taken || w.ctrl.try_lock(target as usize, kind)) {
+            rt.win_mut(win)?.epochs.locked(Held {
+                rank: target,
+                kind,
+                taken,
+            });
+            fence_memory();
+            return Ok(None);
+        }
+        Ok(Some((comm, elsewhere)))
     })?;
     let Some((comm, elsewhere)) = found else {
         return Ok(());
     };
-    let taken = assert & MPI_MODE_NOCHECK == 0;
     if taken && elsewhere {
         net::run(vec![net::Call::sync(
             comm,
@@ -1589,41 +1607,53 @@ pub fn lock(win: usize, kind: i32, target: i32, assert: i32) -> MpiResult<()> {
 pub fn unlock(win: usize, target: i32) -> MpiResult<()> {
     let far = runtime::with(|rt| {
         let (_, w) = rt.win(win)?;
-        Ok(target >= 0 && target < w.size && w.elsewhere(target))
+        let far = target >= 0 && target < w.size && w.elsewhere(target);
+        if !far && !w.has_pending() && w.unflushed.is_empty() {
+            // On the node with nothing to settle: released at once.
+            return release(rt, win, target, false).map(|_| None);
+        }
+        Ok(Some(far))
     })?;
+    let Some(far) = far else {
+        return Ok(());
+    };
     // Operations to ranks on the node are complete; those to other nodes complete here: a
     // release to another node goes right after them and its answer (when one is pending)
     // stands for their flush, else they settle first. Either way the lock is released even
     // when an operation failed (reported after).
     let settled = if far { Ok(()) } else { settle(win) };
-    runtime::with(|rt| {
-        let w = rt.win_mut(win)?;
-        if target == MPI_PROC_NULL {
-            return Ok(());
-        }
-        if target < 0 || target >= w.size {
-            return fail(
-                MPI_ERR_RANK,
-                format!("target rank {target} is not in the window"),
-            );
-        }
-        let held = w.epochs.unlock(target)?;
-        fence_memory();
-        if held.taken && far {
-            let answered = !w.pending.is_empty() || w.unflushed.contains(&target);
-            w.unflushed.retain(|&t| t != target || !answered);
-            let call = net::Call::unlock(w.comm, target, held.kind, answered);
-            defer(rt, win, call)?;
-        } else if held.taken {
-            w.ctrl.unlock(target as usize, held.kind);
-        }
-        Ok(())
-    })?;
+    runtime::with(|rt| release(rt, win, target, far))?;
     if far {
         settle(win)
     } else {
         settled
     }
+}
+
+/// Ends the lock epoch of window `win` on `target` and releases its lock: at once on the
+/// node, by a deferred message to a target on another node (`far`).
+fn release(rt: &mut Runtime, win: usize, target: i32, far: bool) -> MpiResult<()> {
+    let w = rt.win_mut(win)?;
+    if target == MPI_PROC_NULL {
+        return Ok(());
+    }
+    if target < 0 || target >= w.size {
+        return fail(
+            MPI_ERR_RANK,
+            format!("target rank {target} is not in the window"),
+        );
+    }
+    let held = w.epochs.unlock(target)?;
+    fence_memory();
+    if held.taken && far {
+        let answered = !w.pending.is_empty() || w.unflushed.contains(&target);
+        w.unflushed.retain(|&t| t != target || !answered);
+        let call = net::Call::unlock(w.comm, target, held.kind, answered);
+        defer(rt, win, call)?;
+    } else if held.taken {
+        w.ctrl.unlock(target as usize, held.kind);
+    }
+    Ok(())
 }
 
 /// `MPI_Win_lock_all`: a shared lock on every rank.
