@@ -27,6 +27,19 @@ fn target(rank: c_int, disp: MPI_Aint, n: i64, dt: MPI_Datatype) -> MpiResult<Ta
     })
 }
 
+/// Whether the direct way `$way` (an expression over the runtime `$rt`) did the operation:
+/// run inline on the runtime from [`runtime::unlocked`] when no lock is needed, else under
+/// [`runtime::with`]. A macro, not a closure: the way must inline into the C entry.
+macro_rules! direct_way {
+    ($rt:ident => $way:expr) => {
+        // SAFETY: at the C boundary: no other reference to the runtime is live.
+        match unsafe { runtime::unlocked() } {
+            Some($rt) => $way,
+            None => runtime::with(|$rt| Ok($way))?,
+        }
+    };
+}
+
 /// A request-based operation's request: complete at once (operations complete when issued),
 /// allowed only in a passive-target epoch.
 fn done_request(rt: &mut Runtime, win: MPI_Win, target: c_int) -> MpiResult<usize> {
@@ -104,15 +117,8 @@ unsafe fn put(
 ) -> MpiResult<()> {
     let (o, t) = (buf(oa, oc, odt)?, target(tr, td, tc, tdt)?);
     // The direct way first (no request, on-node mapped target, one predefined type).
-    if request.is_none() {
-        // SAFETY: at the C boundary: no other reference to the runtime is live.
-        let done = match unsafe { runtime::unlocked() } {
-            Some(rt) => rma::put_direct(rt, win as usize, &o, &t),
-            None => runtime::with(|rt| Ok(rma::put_direct(rt, win as usize, &o, &t)))?,
-        };
-        if done {
-            return Ok(());
-        }
+    if request.is_none() && direct_way!(rt => rma::put_direct(rt, win as usize, &o, &t)) {
+        return Ok(());
     }
     // SAFETY: forwarded C arguments.
     unsafe { issue(win, tr, request, |rt| rma::put(rt, win as usize, &o, &t)) }
@@ -133,15 +139,8 @@ unsafe fn get(
 ) -> MpiResult<()> {
     let (o, t) = (buf(oa, oc, odt)?, target(tr, td, tc, tdt)?);
     // The direct way first (no request, on-node mapped target, one predefined type).
-    if request.is_none() {
-        // SAFETY: at the C boundary: no other reference to the runtime is live.
-        let done = match unsafe { runtime::unlocked() } {
-            Some(rt) => rma::get_direct(rt, win as usize, &o, &t),
-            None => runtime::with(|rt| Ok(rma::get_direct(rt, win as usize, &o, &t)))?,
-        };
-        if done {
-            return Ok(());
-        }
+    if request.is_none() && direct_way!(rt => rma::get_direct(rt, win as usize, &o, &t)) {
+        return Ok(());
     }
     // SAFETY: forwarded C arguments.
     unsafe { issue(win, tr, request, |rt| rma::get(rt, win as usize, &o, &t)) }
@@ -156,16 +155,9 @@ unsafe fn accumulate(
     win: MPI_Win,
     request: Option<*mut MPI_Request>,
 ) -> MpiResult<()> {
-    if request.is_none() {
-        let (w, r, op) = (win as usize, result.as_ref(), op as usize);
-        // SAFETY: at the C boundary: no other reference to the runtime is live.
-        let done = match unsafe { runtime::unlocked() } {
-            Some(rt) => rma::accumulate_direct_way(rt, w, &o, r, &t, op),
-            None => runtime::with(|rt| Ok(rma::accumulate_direct_way(rt, w, &o, r, &t, op)))?,
-        };
-        if done {
-            return Ok(());
-        }
+    let (w, r, op_h) = (win as usize, result.as_ref(), op as usize);
+    if request.is_none() && direct_way!(rt => rma::accumulate_direct_way(rt, w, &o, r, &t, op_h)) {
+        return Ok(());
     }
     // SAFETY: forwarded C arguments.
     unsafe { accumulate_issued(o, result, t, op, win, request) }
@@ -608,11 +600,8 @@ pub(crate) unsafe fn MPI_Compare_and_swap(
         result: result_addr as usize,
     };
     let t = target(target_rank, target_disp, 1, datatype)?;
-    // SAFETY: at the C boundary: no other reference to the runtime is live.
-    if let Some(rt) = unsafe { runtime::unlocked() } {
-        if rma::compare_and_swap_direct(rt, win as usize, swap, &t) {
-            return Ok(());
-        }
+    if direct_way!(rt => rma::compare_and_swap_direct(rt, win as usize, swap, &t)) {
+        return Ok(());
     }
     if let Some(call) = runtime::with(|rt| rma::compare_and_swap(rt, win as usize, swap, &t))? {
         rma::net::run(vec![call])?;

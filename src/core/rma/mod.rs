@@ -1016,8 +1016,10 @@ pub fn accumulate(
     op: usize,
 ) -> Issued {
     let (_, w) = rt.win(win)?;
-    if let Some((rank, at, len)) = direct(w, o, t) {
-        if accumulate_direct(rt, w, (rank, at, len), o, result, t, op)? {
+    if let Some(at) = direct(w, o, t) {
+        if accumulate_scalar(w, at, o, result, t, op)
+            || accumulate_direct(rt, w, at, o, result, t, op)?
+        {
             return Ok(None);
         }
     }
@@ -1129,8 +1131,8 @@ enum Sharing {
     Shared(acc_steal::Task, Vec<u8>),
 }
 
-/// The accumulate family on the [`direct`] path: builtin op, same predefined type and count
-/// everywhere (result included). By hardware atomics on a target that uses them, else under
+/// The accumulate family on the [`direct`] path, after [`accumulate_scalar`] declined: builtin
+/// op, same predefined type and count everywhere (result included). By hardware atomics on a target that uses them, else under
 /// its accumulate lock; false leaves the operation to the general path (errors, a user op,
 /// a different result type, an accumulate large enough to share).
 #[inline(never)]
@@ -1154,9 +1156,6 @@ fn accumulate_direct(
         return Ok(false);
     }
     let old = result.map(|r| r.addr as *mut u8);
-    if accumulate_scalar(w, (rank, at, len), o, result, t, op) {
-        return Ok(true);
-    }
     let reducer = rt.accumulate_reducer(op, t.dt)?;
     let size = reducer.extent.max(1);
     let n = len / size;
