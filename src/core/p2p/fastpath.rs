@@ -857,7 +857,7 @@ pub(crate) unsafe fn finish_status_prefix(
         // SAFETY: entry `i` exists (caller's contract).
         let out = unsafe { &mut *statuses.add(i) };
         if handle == MPI_REQUEST_NULL || handle == DONE_SEND_HANDLE {
-            Status::EMPTY.write(out, false);
+            write_empty_status(out);
         } else {
             // `finishable` checks that it owns no out-of-line state (`extra`, the only
             // field with drop glue, is `None`).
@@ -872,6 +872,59 @@ pub(crate) unsafe fn finish_status_prefix(
         i += 1;
     }
     i
+}
+
+/// Writes [`Status::EMPTY`] to `out` (`MPI_ERROR` untouched) with immediate operands only:
+/// source and tag are stored one by one, so that the compiler does not merge them into one
+/// 64-bit constant that a loop would keep in a register of its own.
+#[inline(always)]
+pub(crate) fn write_empty_status(out: &mut MPI_Status) {
+    // SAFETY: both fields are plain integers of a live, exclusive status.
+    unsafe {
+        std::ptr::write_volatile(&mut out.MPI_SOURCE, Status::EMPTY.source);
+        std::ptr::write_volatile(&mut out.MPI_TAG, Status::EMPTY.tag);
+    }
+    crate::core::p2p::request::set_bytes(out, 0);
+    out.MPI_internal[2] = 0;
+}
+
+/// [`finish_status_prefix`] by pointers, for the direct leaf of `MPI_Waitall` with statuses:
+/// finishes the requests from `req` up to `end`, writing their statuses from `st` on, while
+/// each is null, the shared complete send, or complete, plain and successful. Returns where
+/// it stopped in both arrays (`end`: all finished). Walking by pointers keeps the loop in
+/// the registers a leaf may use without saving any: the caller derives how many it finished
+/// from the returned pointers, after the loop.
+///
+/// # Safety
+/// `req..end` are requests of one array, and `st` has as many statuses.
+#[inline(always)]
+pub(crate) unsafe fn finish_status_run(
+    s: &mut VciState,
+    mut req: *mut MPI_Request,
+    mut st: *mut MPI_Status,
+    end: *mut MPI_Request,
+) -> (*mut MPI_Request, *mut MPI_Status) {
+    while req != end {
+        // SAFETY: `req` is before `end` and `st` pairs with it (caller's contract).
+        let (h, out) = unsafe { (&mut *req, &mut *st) };
+        let handle = *h as usize;
+        if handle == MPI_REQUEST_NULL || handle == DONE_SEND_HANDLE {
+            write_empty_status(out);
+        } else if !s
+            .reqs
+            .free_plain_handle(handle, finishable, |r| r.status.write(out, false))
+        {
+            // As in `finish_status_prefix`: not finishable, or listed twice.
+            break;
+        }
+        *h = MPI_REQUEST_NULL as MPI_Request;
+        // SAFETY: at most one past the last entry of each array.
+        unsafe {
+            req = req.add(1);
+            st = st.add(1);
+        }
+    }
+    (req, st)
 }
 
 /// The step of [`finish_each`] for one request `handle` that is neither null nor the shared
@@ -1404,6 +1457,33 @@ mod tests {
 
     #[test]
     fn finish_status_prefix_stops_at_the_first_unfinished_request() {
+        status_pass_stops_at_the_first_unfinished_request(|s, reqs, st| {
+            // SAFETY: the pass gets as many statuses as requests.
+            unsafe { finish_status_prefix(s, reqs, st, 0) }
+        });
+    }
+
+    #[test]
+    fn finish_status_run_stops_at_the_first_unfinished_request() {
+        status_pass_stops_at_the_first_unfinished_request(|s, reqs, st| {
+            let n = reqs.len();
+            let p = reqs.as_mut_ptr();
+            // SAFETY: `p..end` is the array and `st` has as many statuses.
+            unsafe {
+                let (stop, at) = finish_status_run(s, p, st, p.add(n));
+                let done = stop.offset_from(p) as usize;
+                assert_eq!(at, st.add(done), "the status pointer pairs with the stop");
+                done
+            }
+        });
+    }
+
+    /// A status pass (`pass` over requests and as many statuses, returning how many it
+    /// finished from the front) finishes null, shared and complete requests in order, writes
+    /// their statuses and stops at the first it cannot finish.
+    fn status_pass_stops_at_the_first_unfinished_request(
+        pass: impl Fn(&mut VciState, &mut [MPI_Request], *mut MPI_Status) -> usize,
+    ) {
         let mut s = VciState {
             reqs: Slab::tagged(kind::REQUEST, 0),
             matcher: Default::default(),
@@ -1430,13 +1510,12 @@ mod tests {
         // SAFETY: an all-zero MPI_Status is a valid value of the plain C struct.
         let mut st: [MPI_Status; 4] = unsafe { std::mem::zeroed() };
         st[0].MPI_ERROR = 99;
+        for x in st.iter_mut().skip(1) {
+            x.MPI_internal = [-1; 5];
+        }
         // `b` is not complete: `a` before it is finished, `b` and `c` are left alone.
         let mut reqs = [a as MPI_Request, b as MPI_Request, c as MPI_Request, null];
-        assert_eq!(
-            // SAFETY: four statuses for four requests.
-            unsafe { finish_status_prefix(&mut s, &mut reqs, st.as_mut_ptr(), 0) },
-            1
-        );
+        assert_eq!(pass(&mut s, &mut reqs, st.as_mut_ptr()), 1);
         assert_eq!(reqs, [null, b as MPI_Request, c as MPI_Request, null]);
         assert_eq!(s.reqs.decode(a), None, "freed");
         assert_eq!((st[0].MPI_SOURCE, st[0].MPI_TAG), (3, 7));
@@ -1451,11 +1530,7 @@ mod tests {
             c as MPI_Request,
             null,
         ];
-        assert_eq!(
-            // SAFETY: as above.
-            unsafe { finish_status_prefix(&mut s, &mut rest, st.as_mut_ptr(), 0) },
-            4
-        );
+        assert_eq!(pass(&mut s, &mut rest, st.as_mut_ptr()), 4);
         assert_eq!(rest, [null, null, null, null]);
         assert_eq!(
             (st[1].MPI_SOURCE, st[1].MPI_TAG),
@@ -1466,14 +1541,18 @@ mod tests {
             (st[3].MPI_SOURCE, st[3].MPI_TAG),
             (MPI_ANY_SOURCE, MPI_ANY_TAG)
         );
+        for x in [&st[1], &st[3]] {
+            assert_eq!(
+                crate::core::p2p::request::get_bytes(x),
+                0,
+                "empty: no bytes"
+            );
+            assert_eq!(x.MPI_internal[2], 0, "empty: not cancelled");
+        }
         // The same request twice: the second entry stops the pass.
         let (_, d) = s.reqs.insert_handle(done(ReqKind::Recv, 1)).unwrap();
         let mut twice = [d as MPI_Request, d as MPI_Request];
-        assert_eq!(
-            // SAFETY: as above.
-            unsafe { finish_status_prefix(&mut s, &mut twice, st.as_mut_ptr(), 0) },
-            1
-        );
+        assert_eq!(pass(&mut s, &mut twice, st.as_mut_ptr()), 1);
         assert_eq!(twice, [null, d as MPI_Request]);
     }
 

@@ -27,8 +27,8 @@ use crate::core::datatype;
 use crate::core::objects::comm::CONTEXTS_PER_ID;
 use crate::core::objects::slab::Slab;
 use crate::core::p2p::fastpath::{
-    complete_recv, finish_each, finish_plain, finish_status_prefix, plain_posted_at,
-    plain_posted_index, DONE_SEND_HANDLE,
+    complete_recv, finish_each, finish_plain, finish_status_prefix, finish_status_run,
+    plain_posted_at, plain_posted_index, write_empty_status, DONE_SEND_HANDLE,
 };
 use crate::core::p2p::matching::{Pattern, Posted};
 use crate::core::p2p::request::{ReqKind, Request};
@@ -390,30 +390,24 @@ pub unsafe fn waitall_done_direct(
     finish_each(s, reqs)
 }
 
-/// [`waitall_done_direct`] with an array of statuses (`statuses` not null), which it writes
-/// ([`finish_status_prefix`]): how many requests it finished from the front, `count` when
-/// all (0 for arguments it leaves to the full path). The C entry point hands the rest to the
-/// full path.
+/// [`waitall_done_direct`] with an array of statuses, which it writes
+/// ([`finish_status_run`]): finishes requests from the front of `reqs..end` while each is
+/// null, the shared complete send, or complete, plain and successful. Returns where it
+/// stopped in both arrays; `end` when it finished them all. The C entry point hands the rest
+/// to the full path.
 ///
 /// # Safety
-/// `reqs` is null or has `count` entries, `statuses` as many; `s` came from
-/// [`crate::core::threads::vci::LeafWays::direct`].
+/// `reqs..end` is the caller's request array (at least one entry), `statuses` has as many
+/// statuses; `s` came from [`crate::core::threads::vci::LeafWays::direct`].
 #[inline(always)]
 pub unsafe fn waitall_statuses_direct(
     s: &mut VciState,
-    count: i32,
     reqs: *mut MPI_Request,
     statuses: *mut MPI_Status,
-) -> usize {
-    if count <= 0 || reqs.is_null() || statuses.is_null() {
-        std::hint::cold_path();
-        return 0;
-    }
-    // SAFETY: the caller passes `count` requests and as many statuses.
-    unsafe {
-        let reqs = std::slice::from_raw_parts_mut(reqs, count as usize);
-        finish_status_prefix(s, reqs, statuses, 0)
-    }
+    end: *mut MPI_Request,
+) -> (*mut MPI_Request, *mut MPI_Status) {
+    // SAFETY: forwarded from the caller.
+    unsafe { finish_status_run(s, reqs, statuses, end) }
 }
 
 /// [`waitall_done_direct`] under the lock of the VCI of the first request that is neither
@@ -503,7 +497,7 @@ pub unsafe fn waitall_statuses_locked(
             break handle;
         }
         // SAFETY: entry `front` exists (caller's contract).
-        crate::core::p2p::request::Status::EMPTY.write(unsafe { &mut *statuses.add(front) }, false);
+        write_empty_status(unsafe { &mut *statuses.add(front) });
         *h = MPI_REQUEST_NULL as MPI_Request;
         front += 1;
     };

@@ -102,7 +102,9 @@ pub(super) unsafe fn wait_statuses_way(
 
 /// The direct leaf of a wait with statuses to write ([`leaf::waitall_statuses_direct`]): it
 /// finishes requests from the front in one pass; what it leaves goes to `full` (by a jump
-/// when it finished none, through [`wait_rest_entry`] otherwise).
+/// when it finished none, through [`wait_rest_entry`] otherwise). The leaf walks the arrays
+/// by pointers and only the array's start and end stay live across it, so that the call
+/// saves no registers.
 ///
 /// # Safety
 /// As for [`wait_statuses_way`]; `s` is VCI 0's state from the direct way, used only here.
@@ -114,10 +116,31 @@ pub(super) unsafe fn wait_statuses_direct(
     s: *mut vci::VciState,
     full: FullPath,
 ) -> c_int {
-    // SAFETY: the direct way's state (caller's contract); `count` requests and statuses.
-    let done = unsafe { leaf::waitall_statuses_direct(&mut *s, count, reqs, statuses) };
-    // SAFETY: the caller's arguments, forwarded; `done` entries are finished.
-    unsafe { wait_after_status_leaf(count, reqs, statuses, done, full) }
+    if count <= 0 || reqs.is_null() {
+        std::hint::cold_path();
+        // SAFETY: the caller's arguments, forwarded.
+        return unsafe { full(count, reqs, statuses) };
+    }
+    // SAFETY: the caller passes `count` requests and as many statuses; the direct way's
+    // state (caller's contract).
+    let (stop, st, end) = unsafe {
+        let end = reqs.add(count as usize);
+        let (stop, st) = leaf::waitall_statuses_direct(&mut *s, reqs, statuses, end);
+        (stop, st, end)
+    };
+    if stop == end {
+        return 0;
+    }
+    // SAFETY: `stop` and `end` point into (or one past) the array starting at `reqs`,
+    // and `st` is `stop`'s status.
+    unsafe {
+        let done = stop.offset_from(reqs) as usize;
+        let count = end.offset_from(reqs) as c_int;
+        if done == 0 {
+            return full(count, reqs, st);
+        }
+        wait_rest_entry(count, reqs, st.sub(done), done, full)
+    }
 }
 
 /// [`wait_statuses_direct`] under the lock-based thread models
