@@ -34,3 +34,7 @@ pub mod generated {
     use core::ffi::{c_char, c_int, c_long, c_uint, c_void};
     include!(concat!(env!("OUT_DIR"), "/abi_entry.rs"));
 }
+
+// The C symbols `MPI_x` of the standard ABI: weak, jumping to `PMPI_x` (see build.rs).
+#[cfg(all(not(feature = "mpich-abi"), target_arch = "x86_64"))]
+include!(concat!(env!("OUT_DIR"), "/abi_profiling.rs"));
