@@ -892,8 +892,9 @@ pub(crate) fn write_empty_status(out: &mut MPI_Status) {
 /// finishes the requests from `req` up to `end`, writing their statuses from `st` on, while
 /// each is null, the shared complete send, or complete, plain and successful. Returns where
 /// it stopped in both arrays (`end`: all finished). Walking by pointers keeps the loop in
-/// the registers a leaf may use without saving any: the caller derives how many it finished
-/// from the returned pointers, after the loop.
+/// fewer registers: the caller derives how many it finished from the returned pointers,
+/// after the loop. The locked leaf keeps the index form: expressed through this function,
+/// its `MPI_Waitall` with statuses measured 381 instructions per self iteration against 368.
 ///
 /// # Safety
 /// `req..end` are requests of one array, and `st` has as many statuses.

@@ -104,7 +104,7 @@ pub(super) unsafe fn wait_statuses_way(
 /// finishes requests from the front in one pass; what it leaves goes to `full` (by a jump
 /// when it finished none, through [`wait_rest_entry`] otherwise). The leaf walks the arrays
 /// by pointers and only the array's start and end stay live across it, so that the call
-/// saves no registers.
+/// saves fewer registers.
 ///
 /// # Safety
 /// As for [`wait_statuses_way`]; `s` is VCI 0's state from the direct way, used only here.
