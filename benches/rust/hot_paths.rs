@@ -217,7 +217,7 @@ fn reduce_kernel(c: &mut Criterion) {
 }
 
 fn lock_model(c: &mut Criterion) {
-    let pool: &Pool = Pool::install(2, 64);
+    let pool: &Pool = Pool::install(2, 64, 64);
     let mut g = c.benchmark_group("lock_model");
     for (name, locked) in [("single", false), ("vci", true)] {
         g.bench_function(name, |b| {

@@ -62,6 +62,8 @@ pub enum Knob {
     HostRanks,
     /// `HYMPI_OFI_DIRECT_MIN`.
     OfiDirectMin,
+    /// `HYMPI_OFI_LANES`.
+    OfiLanes,
     /// `HYMPI_BIND`.
     Bind,
     /// `HYMPI_PMI_VERSION`.
@@ -397,6 +399,15 @@ pub const KNOBS: &[KnobSpec] = &[
         category: Category::Transport,
         verbosity: Verbosity::TunerDetail,
         doc: "network rendezvous messages of at least this many bytes go straight between the two user buffers (one tagged send, carried by the provider's own rendezvous); smaller ones, and all with off, are streamed in 32 KiB chunks through the transport's buffers (tcp;ofi_rxm: chunks win below 128 KiB, the direct send above)",
+    },
+    KnobSpec {
+        knob: Knob::OfiLanes,
+        name: "HYMPI_OFI_LANES",
+        kind: Kind::AutoInt { min: 1, max: 16 },
+        default: "auto",
+        category: Category::Transport,
+        verbosity: Verbosity::TunerDetail,
+        doc: "independent lanes of the network transport (libfabric endpoints with their own completion queues and buffers; a context id always uses lane id % lanes, so each VCI drives its own endpoint), the fewest any rank of the job asks for (auto: its VCIs at MPI_THREAD_MULTIPLE, at most 4, else 1; at most 16; each costs an endpoint's buffers, about 74 MB resident with tcp;ofi_rxm, 5 MB with sockets)",
     },
     KnobSpec {
         knob: Knob::Bind,

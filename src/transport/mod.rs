@@ -2,6 +2,7 @@
 //! point-to-point protocols above share; [`shm`] is the node transport (shared memory, CMA),
 //! [`ofi`] the network transport (libfabric). [`Transport`] is the boundary the protocols
 //! drive both through, statically dispatched.
+pub mod lanes;
 pub mod ofi;
 pub mod shm;
 pub mod wire;
@@ -21,6 +22,10 @@ pub trait Transport {
     fn payload(&self, m: &Incoming) -> &[u8];
     /// Gives a polled message's buffer back to the transport.
     fn release(&mut self, cell: u32);
+    /// Gives back message `m`, just polled and not handled: the next poll returns it again.
+    fn unpoll(&mut self, m: Incoming);
+    /// Whether sends wait queued behind others (a message sent now would overtake them).
+    fn has_outgoing(&self) -> bool;
     /// Sends `o` now if it can, else queues it behind earlier items: whether it went out now.
     fn send_or_queue(&mut self, o: Outgoing) -> bool;
     /// Streams a rendezvous message's data to `dest` (the answer to its `Cts`).
@@ -101,6 +106,14 @@ impl Transport for shm::ShmEngine {
     #[inline(always)]
     fn release(&mut self, cell: u32) {
         shm::ShmEngine::release(self, cell)
+    }
+    #[inline(always)]
+    fn unpoll(&mut self, m: Incoming) {
+        shm::ShmEngine::unpoll(self, m)
+    }
+    #[inline(always)]
+    fn has_outgoing(&self) -> bool {
+        shm::ShmEngine::has_outgoing(self)
     }
     #[inline(always)]
     fn send_or_queue(&mut self, o: Outgoing) -> bool {
@@ -190,6 +203,14 @@ impl Transport for ofi::NetEngine {
     #[inline]
     fn release(&mut self, cell: u32) {
         ofi::NetEngine::release(self, cell)
+    }
+    #[inline]
+    fn unpoll(&mut self, m: Incoming) {
+        ofi::NetEngine::unpoll(self, m)
+    }
+    #[inline]
+    fn has_outgoing(&self) -> bool {
+        ofi::NetEngine::has_outgoing(self)
     }
     #[inline]
     fn send_or_queue(&mut self, o: Outgoing) -> bool {

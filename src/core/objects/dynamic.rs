@@ -97,7 +97,11 @@ fn net(rt: &mut Runtime) -> MpiResult<&mut NetEngine> {
         let n = NetEngine::open_late(rt.world_rank as u32, rt.world_size as u32, rt.job_id)?;
         // Network peers do not ring the node doorbell: waits no longer sleep on it.
         crate::platform::doorbell::clear();
-        rt.net = Some(Box::new(n));
+        rt.net = Some(crate::transport::ofi::NetBox::new(
+            &crate::transport::ofi::NET_LANES,
+            n,
+            0,
+        ));
     }
     Ok(rt.net.as_mut().expect("opened"))
 }

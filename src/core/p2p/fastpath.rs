@@ -27,8 +27,10 @@ use crate::core::threads::vci::{self, Pool, Queued, VciGuard, VciState, RID_VCI_
 use crate::mpi_abi::consts::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 use crate::platform::wait::Backoff;
+use crate::transport::ofi::{NET_LANES, NET_PEER};
 use crate::transport::shm::engine_ref;
 use crate::transport::wire::MsgKind;
+use crate::transport::Transport;
 
 /// The handle of the shared complete send request (`request::DONE_SEND`: VCI 0, index 0,
 /// generation 1).
@@ -259,11 +261,7 @@ fn isend_on<const LOCKED: bool>(
         tag,
     };
     if dest != c.rank {
-        let sent = send_to_peer(s, &c, dest, env, buf, bytes, pool, LOCKED);
-        if crate::core::diag::stats_on() && sent.is_some() {
-            stats::sent(v, Proto::ShmEager, bytes);
-        }
-        return sent;
+        return send_to_peer(s, v, &c, dest, env, buf, bytes, pool, LOCKED);
     }
     let sent = send_to_self(s, v, pool.eager_max, env, buf, bytes);
     if crate::core::diag::stats_on() && sent.is_some() {
@@ -273,12 +271,14 @@ fn isend_on<const LOCKED: bool>(
     sent
 }
 
-/// A standard-mode eager send to a node peer: out through the pair's fastbox or a free cell
+/// A standard-mode eager send to a node peer (out through the pair's fastbox or a free
+/// cell) or to another node's rank (through a send buffer of the context's network lane),
 /// when nothing is queued before it (then the send is complete).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn send_to_peer(
     s: &VciState,
+    v: usize,
     c: &vci::FastComm,
     dest: i32,
     env: Envelope,
@@ -287,7 +287,7 @@ fn send_to_peer(
     pool: &Pool,
     locked: bool,
 ) -> Option<usize> {
-    if bytes > pool.eager_max || !rank_in(dest, c.size) {
+    if !rank_in(dest, c.size) {
         return None;
     }
     let local = *s
@@ -295,7 +295,10 @@ fn send_to_peer(
         .get(c.peers as usize)?
         .as_ref()?
         .get(dest as usize)?;
-    if local == vci::NOT_LOCAL {
+    if local & NET_PEER != 0 {
+        return send_to_net_peer(v, local, env, buf, bytes, pool, locked);
+    }
+    if bytes > pool.eager_max {
         return None;
     }
     // SAFETY: the caller holds the VCI's lock (MULTIPLE) or is the only thread in MPI, and is
@@ -307,6 +310,36 @@ fn send_to_peer(
             |e| e.send_eager_now(local, env, buf, bytes),
         )
     }?;
+    if crate::core::diag::stats_on() && sent {
+        stats::sent(v, Proto::ShmEager, bytes);
+    }
+    sent.then_some(DONE_SEND_HANDLE)
+}
+
+/// [`send_to_peer`] to another node's rank: `peer` is its peer table entry (`NET_PEER |
+/// world rank`, or `vci::NOT_LOCAL` for oneself and other jobs' processes, which decline).
+#[cold]
+fn send_to_net_peer(
+    v: usize,
+    peer: u32,
+    env: Envelope,
+    buf: *const u8,
+    bytes: usize,
+    pool: &Pool,
+    locked: bool,
+) -> Option<usize> {
+    if peer == vci::NOT_LOCAL || bytes > pool.net_eager_max {
+        return None;
+    }
+    // SAFETY: as in `send_to_peer`; `buf` holds `bytes` bytes (the caller's MPI contract).
+    let sent = unsafe {
+        NET_LANES.with(NET_LANES.lane_of(env.ctx), locked && pool.len() > 1, |e| {
+            e.send_eager_now(peer & !NET_PEER, env, buf, bytes)
+        })
+    }?;
+    if crate::core::diag::stats_on() && sent {
+        stats::sent(v, Proto::NetEager, bytes);
+    }
     sent.then_some(DONE_SEND_HANDLE)
 }
 
@@ -949,75 +982,104 @@ enum Polled {
     Bail,
 }
 
-/// One fast progress step of lane `lane` of the node transport on VCI `v`: takes the lane's
+/// One fast progress step on VCI `v` for the communicators of wire context `ctx`: polls
+/// that context's lane of the node transport and, when nothing arrived there and `net`, its
+/// lane of the network transport ([`poll_lane`]). `Bail` when neither transport has a lane
+/// (the general progress engine waits).
+#[inline]
+fn progress_vci(
+    s: &mut VciState,
+    pool: &Pool,
+    v: usize,
+    ctx: u32,
+    locked: bool,
+    net: bool,
+) -> Polled {
+    let serialize = locked && pool.len() > 1;
+    // SAFETY: the caller holds VCI `v`'s guard (lock under MULTIPLE, or is the only thread in
+    // MPI) and is not inside the slow path.
+    let on_node = unsafe {
+        engine_ref::with_engine(engine_ref::lane_of(ctx), serialize, |e| {
+            poll_lane(s, pool, v, e)
+        })
+    };
+    match on_node {
+        Some(Polled::Nothing) if net => {}
+        None if net => {}
+        Some(p) => return p,
+        None => return Polled::Bail,
+    }
+    // SAFETY: as above.
+    let remote = unsafe {
+        NET_LANES.with(NET_LANES.lane_of(ctx), serialize, |e| {
+            poll_lane(s, pool, v, e)
+        })
+    };
+    remote.or(on_node).unwrap_or(Polled::Bail)
+}
+
+/// One fast progress step of lane `e` of a transport on VCI `v`: takes the lane's
 /// next incoming message and, when it is a standard eager message for a communicator of this
 /// VCI, matches it to a
 /// plain posted receive (copying it into place) or queues it as unexpected. Anything else
 /// (other kinds, other VCIs, receives needing the slow path, queued outgoing items) is left
 /// in place for the general progress engine.
 #[inline]
-fn progress_vci(s: &mut VciState, pool: &Pool, v: usize, lane: usize, locked: bool) -> Polled {
-    // SAFETY: the caller holds VCI `v`'s guard (lock under MULTIPLE, or is the only thread in
-    // MPI) and is not inside the slow path.
-    let polled = unsafe {
-        engine_ref::with_engine(lane, locked && pool.len() > 1, |e| {
-            if e.has_outgoing() {
-                return Polled::Bail;
-            }
-            let Some(m) = e.poll() else {
-                return Polled::Nothing;
-            };
-            if m.kind != MsgKind::Eager || pool.vci_of_msg(m.env.ctx, m.env.src, m.env.tag) != v {
+fn poll_lane<T: Transport>(s: &mut VciState, pool: &Pool, v: usize, e: &mut T) -> Polled {
+    if e.has_outgoing() {
+        return Polled::Bail;
+    }
+    let Some(m) = e.poll() else {
+        return Polled::Nothing;
+    };
+    if m.kind != MsgKind::Eager || pool.vci_of_msg(m.env.ctx, m.env.src, m.env.tag) != v {
+        e.unpoll(m);
+        return Polled::Bail;
+    }
+    let at = match s.matcher.posted.front() {
+        None => None,
+        Some(p) if p.pattern.accepts(&m.env) => Some(0),
+        Some(_) => s
+            .matcher
+            .posted
+            .iter()
+            .position(|p| p.pattern.accepts(&m.env)),
+    };
+    match at {
+        Some(i) => {
+            let Some(rid) = s.matcher.posted.get(i).map(|p| p.req) else {
                 e.unpoll(m);
                 return Polled::Bail;
-            }
-            let at = match s.matcher.posted.front() {
-                None => None,
-                Some(p) if p.pattern.accepts(&m.env) => Some(0),
-                Some(_) => s
-                    .matcher
-                    .posted
-                    .iter()
-                    .position(|p| p.pattern.accepts(&m.env)),
             };
-            match at {
-                Some(i) => {
-                    let Some(rid) = s.matcher.posted.get(i).map(|p| p.req) else {
-                        e.unpoll(m);
-                        return Polled::Bail;
-                    };
-                    let Some(r) = plain_posted(&mut s.reqs, v, rid) else {
-                        e.unpoll(m);
-                        return Polled::Bail;
-                    };
-                    let data = e.payload(&m);
-                    deliver(r, &m.env, data.as_ptr(), data.len());
-                    if crate::core::diag::stats_on() {
-                        stats::received(v, Proto::ShmEager, data.len());
-                    }
-                    e.release(m.cell);
-                    if i == 0 {
-                        s.matcher.posted.pop_front();
-                    } else {
-                        s.matcher.posted.remove(i);
-                    }
-                }
-                None => {
-                    let data = e.payload(&m).to_vec();
-                    if crate::core::diag::stats_on() {
-                        stats::received(v, Proto::ShmEager, data.len());
-                    }
-                    e.release(m.cell);
-                    s.matcher.unexpected.push_back(Unexpected {
-                        env: m.env,
-                        payload: Payload::Eager { data, ack: None },
-                    });
-                }
+            let Some(r) = plain_posted(&mut s.reqs, v, rid) else {
+                e.unpoll(m);
+                return Polled::Bail;
+            };
+            let data = e.payload(&m);
+            deliver(r, &m.env, data.as_ptr(), data.len());
+            if crate::core::diag::stats_on() {
+                stats::received(v, Proto::of(T::NETWORK, true), data.len());
             }
-            Polled::Handled
-        })
-    };
-    polled.unwrap_or(Polled::Bail)
+            e.release(m.cell);
+            if i == 0 {
+                s.matcher.posted.pop_front();
+            } else {
+                s.matcher.posted.remove(i);
+            }
+        }
+        None => {
+            let data = e.payload(&m).to_vec();
+            if crate::core::diag::stats_on() {
+                stats::received(v, Proto::of(T::NETWORK, true), data.len());
+            }
+            e.release(m.cell);
+            s.matcher.unexpected.push_back(Unexpected {
+                env: m.env,
+                payload: Payload::Eager { data, ack: None },
+            });
+        }
+    }
+    Polled::Handled
 }
 
 /// Idle fast polls between two rounds of the general progress engine while a fast wait
@@ -1057,8 +1119,8 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
     }
     // Requests before `next` are known complete.
     let mut next = 0;
-    let mut lane = 0;
-    // The communicator whose lane `lane` is.
+    // The wire context of the communicator `lane_comm` (its messages' lanes).
+    let mut lane_ctx = 0;
     let mut lane_comm: Option<u32> = None;
     // The table index of request `next` once found plain and incomplete: later rounds
     // re-test it without decoding its handle again or looking for its lane.
@@ -1122,7 +1184,7 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                             let Some(c) = s.comms.iter().find(|c| c.idx == comm) else {
                                 return false;
                             };
-                            lane = engine_ref::lane_of(c.ctx);
+                            lane_ctx = c.ctx;
                             lane_comm = Some(comm);
                         }
                         awaited = Some(index);
@@ -1133,7 +1195,7 @@ pub unsafe fn wait_all(reqs: &mut [MPI_Request], statuses: *mut MPI_Status) -> b
                 if next >= reqs.len() {
                     break None;
                 }
-                match progress_vci(s, pool, v, lane, locked) {
+                match progress_vci(s, pool, v, lane_ctx, locked, true) {
                     // A burst of messages is handled under one hold of the guard (the lock's
                     // two read-modify-writes, each waiting for this core's pending stores to
                     // shared memory, are paid once per burst), up to a bound that keeps
@@ -1344,7 +1406,7 @@ unsafe fn take_accepted(
         Some(Some(t)) => t,
         // No engine (alone on the node): the general path waits.
         None => Taken::Polled(Polled::Bail),
-        Some(None) => Taken::Polled(progress_vci(s, pool, v, lane, false)),
+        Some(None) => Taken::Polled(progress_vci(s, pool, v, pattern.ctx, false, false)),
     }
 }
 
@@ -1379,16 +1441,20 @@ impl runtime::Runtime {
             size: c.size,
             peers: vci::NO_PEERS,
         };
-        // Sends to other ranks need their node-local ranks and one wire context for all.
-        let peers =
-            (self.shm.is_some() && c.endpoints.is_none() && c.size <= MAX_PEER_TABLE).then(|| {
-                (0..c.size)
-                    .map(|r| match c.world_rank(r) {
-                        w if w as i32 == self.world_rank => vci::NOT_LOCAL,
-                        w => self.local_of_world[w as usize],
-                    })
-                    .collect()
-            });
+        // Sends to other ranks need their node-local ranks (`NET_PEER | world rank` for this
+        // job's ranks on other nodes) and one wire context for all.
+        let transports = self.shm.is_some() || self.net_spans_job;
+        let peers = (transports && c.endpoints.is_none() && c.size <= MAX_PEER_TABLE).then(|| {
+            (0..c.size)
+                .map(|r| match c.world_rank(r) {
+                    w if w as i32 == self.world_rank => vci::NOT_LOCAL,
+                    w => match self.local_of_world[w as usize] {
+                        u32::MAX if (w as i32) < self.world_size => NET_PEER | w,
+                        local => local,
+                    },
+                })
+                .collect()
+        });
         self.matchers.remember_comm(fc, peers);
     }
 }

@@ -30,7 +30,7 @@ use crate::core::runtime::tool::timestamp_ns;
 use crate::core::runtime::Runtime;
 use crate::core::threads::vci::vci_of_rid;
 use crate::mpi_abi::consts::*;
-use crate::transport::ofi::NET_PEER;
+use crate::transport::ofi::{NetEngine, NET_LANES, NET_PEER};
 use crate::transport::shm::engine_ref::{self, EngineBox};
 use crate::transport::shm::ShmEngine;
 pub use crate::transport::wire::copy_bytes;
@@ -372,12 +372,14 @@ impl Runtime {
             bytes: a.bytes,
         };
         let sent = if dest == u32::MAX {
-            // Another node's rank: through the network transport.
-            let net = self
-                .net
-                .as_mut()
-                .expect("a job spanning nodes has a network transport");
-            net.send_or_queue(msg(NET_PEER | world))
+            // Another node's rank: through the network transport, on the lane of the
+            // context for this job's ranks (other jobs' processes are met on lane 0).
+            let lane = if (world as i32) < self.world_size {
+                NET_LANES.lane_of(env.ctx)
+            } else {
+                0
+            };
+            self.net_lane(lane).send_or_queue(msg(NET_PEER | world))
         } else {
             self.lane(engine_ref::lane_of(env.ctx))
                 .send_or_queue(msg(dest))
@@ -1021,19 +1023,42 @@ impl Runtime {
         Ok(r? | lanes? | background | net)
     }
 
-    /// Progresses the network transport (which exists: the job spans nodes).
+    /// Progresses the network transport's lanes (which exist: the job spans nodes, or this
+    /// process connected to another job).
     #[cold]
     fn progress_net(&mut self) -> MpiResult<bool> {
-        let Some(mut net) = self.net.take() else {
-            return Ok(false);
-        };
-        let r = self.progress_with(&mut *net);
-        let failed = net.failure().map(str::to_string);
-        self.net = Some(net);
-        if let Some(f) = failed {
-            return fail(MPI_ERR_OTHER, format!("network transport: {f}"));
+        let mut did = false;
+        for lane in 0..=self.net_lanes.len() {
+            // Taken out while progressing (handlers reach `self`).
+            let slot = match lane {
+                0 => &mut self.net,
+                i => &mut self.net_lanes[i - 1],
+            };
+            let Some(mut net) = slot.take() else {
+                continue;
+            };
+            let r = self.progress_with(&mut *net);
+            let failed = net.failure().map(str::to_string);
+            match lane {
+                0 => self.net = Some(net),
+                i => self.net_lanes[i - 1] = Some(net),
+            }
+            if let Some(f) = failed {
+                return fail(MPI_ERR_OTHER, format!("network transport: {f}"));
+            }
+            did |= r?;
         }
-        r
+        Ok(did)
+    }
+
+    /// Lane `lane` of the network transport (which exists: the job spans nodes).
+    #[inline]
+    fn net_lane(&mut self, lane: usize) -> &mut NetEngine {
+        match lane {
+            0 => self.net.as_deref_mut(),
+            i => self.net_lanes.get_mut(i - 1).and_then(|n| n.as_deref_mut()),
+        }
+        .expect("a job spanning nodes has its network transport's lanes")
     }
 
     /// Lane `lane` of the node transport (which exists: this process has node peers).

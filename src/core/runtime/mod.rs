@@ -30,7 +30,7 @@ use crate::platform::config::{self, Knob, Setting};
 use crate::platform::doorbell::{self, Doorbell};
 use crate::platform::peer_watch::{Peer, PeerWatch};
 use crate::platform::wait;
-use crate::transport::ofi::NetEngine;
+use crate::transport::ofi::{NetBox, NetEngine, NET_LANES};
 use crate::transport::shm::engine_ref::{self, EngineBox};
 use crate::transport::shm::ShmEngine;
 use parking_lot::lock_api::RawMutex as _;
@@ -69,7 +69,9 @@ pub struct Runtime {
     pub node_names: Vec<String>,
     /// The network transport (present when the job spans nodes, or once this process
     /// connected to another job: see `net_spans_job`).
-    pub net: Option<Box<NetEngine>>,
+    pub net: Option<NetBox>,
+    /// Its other lanes (`transport::ofi::NET_LANES`), lane `i + 1` at index `i`.
+    pub net_lanes: Vec<Option<NetBox>>,
     /// The network transport was set up at `MPI_Init` with every rank (the job spans
     /// nodes); else it is absent or was opened late by this process alone.
     pub net_spans_job: bool,
@@ -493,6 +495,9 @@ fn acquire(holders: &mut Holders, required: i32) -> MpiResult<i32> {
                     if let Some(n) = rt.net.as_mut() {
                         n.set_closing(false);
                     }
+                    for n in rt.net_lanes.iter_mut().flatten() {
+                        n.set_closing(false);
+                    }
                     if let Some(shm) = rt.shm.as_ref() {
                         shm.mark_finalizing(false);
                     }
@@ -664,6 +669,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
                 continue;
             }
             let e = EngineBox::new(
+                &engine_ref::SHM_LANES,
                 ShmEngine::setup(boot.as_mut(), &host, me, nlocal as u32, lane)?,
                 lane,
             );
@@ -681,20 +687,35 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     let job_id = bootstrap::job_id(&boot.job_name());
     let appnum = boot.appnum().max(0);
     // Every rank has peers on other nodes once one has: the setup is collective.
+    let mut net_lanes = Vec::new();
     let net = if locals.len() < size as usize {
-        Some(Box::new(
-            NetEngine::setup(boot.as_mut(), rank as u32, size as u32, job_id).map_err(|e| {
-                MpiError::new(
-                    e.class(),
-                    format!(
-                        "this job spans nodes ({} of {size} ranks on node {host}): {}",
-                        locals.len(),
-                        e.message()
-                    ),
-                )
-            })?,
-        ))
+        let engines = NetEngine::setup(
+            boot.as_mut(),
+            rank as u32,
+            size as u32,
+            job_id,
+            wanted_net_lanes(thread_level),
+        )
+        .map_err(|e| {
+            MpiError::new(
+                e.class(),
+                format!(
+                    "this job spans nodes ({} of {size} ranks on node {host}): {}",
+                    locals.len(),
+                    e.message()
+                ),
+            )
+        })?;
+        NET_LANES.set_count(engines.len());
+        let mut boxes = engines
+            .into_iter()
+            .enumerate()
+            .map(|(lane, e)| NetBox::new(&NET_LANES, e, lane));
+        let lane0 = boxes.next();
+        net_lanes.extend(boxes.map(Some));
+        lane0
     } else {
+        NET_LANES.set_count(1);
         None
     };
     let peer_watch = match &shm {
@@ -738,6 +759,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
     let pool = Pool::install(
         vci::default_count(thread_level == MPI_THREAD_MULTIPLE),
         eager_max,
+        net_eager_max,
     );
     if thread_level == MPI_THREAD_MULTIPLE {
         match vci::thread_model() {
@@ -774,6 +796,7 @@ fn build(thread_level: i32) -> MpiResult<Box<Runtime>> {
         node_names: nodes,
         net_spans_job: net.is_some(),
         net,
+        net_lanes,
         job_id,
         appnum,
         on_machine,
@@ -849,6 +872,9 @@ fn quiesce() -> MpiResult<()> {
         wait_for(|rt| Ok(rt.transport_idle().then_some(())))?;
         with(|rt| {
             if let Some(n) = rt.net.as_mut() {
+                n.set_closing(true);
+            }
+            for n in rt.net_lanes.iter_mut().flatten() {
                 n.set_closing(true);
             }
             Ok(())
@@ -1097,6 +1123,7 @@ impl Runtime {
     pub fn transport_idle(&self) -> bool {
         self.copies.is_empty()
             && self.net.as_ref().is_none_or(|n| n.idle())
+            && self.net_lanes.iter().flatten().all(|n| n.idle())
             && self.shm.as_ref().map(|s| s.idle()).unwrap_or(true)
             && self.shm_lanes.iter().flatten().all(|s| s.idle())
     }
@@ -1179,6 +1206,24 @@ fn wanted_lanes(thread_level: i32) -> usize {
         _ => 1,
     }
     .clamp(1, engine_ref::MAX_LANES)
+}
+
+/// Network lanes a rank asks for unless told: each costs a libfabric endpoint's own
+/// buffers (with `tcp;ofi_rxm`'s shared receive pool about 74 MB resident per endpoint).
+const AUTO_NET_LANES_MAX: usize = 4;
+
+/// The network transport lanes this rank asks for: `HYMPI_OFI_LANES`, else its VCIs at
+/// `MPI_THREAD_MULTIPLE` (at most [`AUTO_NET_LANES_MAX`]), else 1 (the job runs the fewest any
+/// rank asks for).
+fn wanted_net_lanes(thread_level: i32) -> usize {
+    match config::setting(Knob::OfiLanes) {
+        Setting::Value(n) => n as usize,
+        _ if thread_level == MPI_THREAD_MULTIPLE => {
+            vci::default_count(true).min(AUTO_NET_LANES_MAX)
+        }
+        _ => 1,
+    }
+    .clamp(1, crate::transport::lanes::MAX_LANES)
 }
 
 /// The number of node transport lanes: this node's first rank's choice, and the most any

@@ -130,6 +130,8 @@ enum Source {
     Vcis,
     /// Number of lanes of the node transport.
     Lanes,
+    /// Number of lanes of the network transport.
+    NetLanes,
     /// A counter of the per-VCI statistics, summed over the VCIs.
     Diag(Counter),
 }
@@ -185,6 +187,7 @@ impl Pvar {
                 .map(|p| p.len())
                 .unwrap_or(0),
             Source::Lanes => crate::transport::shm::engine_ref::lane_count(),
+            Source::NetLanes => crate::transport::ofi::NET_LANES.count(),
             Source::Diag(c) => return crate::core::diag::stats::total(c),
         };
         v as u64
@@ -287,6 +290,8 @@ const PVARS: &[(&str, i32, i32, usize, Source, &str)] = &[
      "VCIs (locks, request tables and matching queues) of this process; 0 before MPI_Init"),
     ("shm_lanes", MPI_T_PVAR_CLASS_SIZE, TUNER_BASIC, CAT_TRANSPORT, Source::Lanes,
      "lanes of the shared-memory transport in use"),
+    ("ofi_lanes", MPI_T_PVAR_CLASS_SIZE, TUNER_BASIC, CAT_TRANSPORT, Source::NetLanes,
+     "lanes of the network transport in use (libfabric endpoints; 1 when the job does not span nodes)"),
     ("sent_msgs_self", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentMsgs(Proto::SelfCopy)),
      "messages sent to oneself, all VCIs (counted while statistics are on: HYMPI_STATS=1 or a handle on a diagnostics variable)"),
     ("sent_bytes_self", MPI_T_PVAR_CLASS_COUNTER, TUNER_BASIC, CAT_DIAG, Source::Diag(Counter::SentBytes(Proto::SelfCopy)),

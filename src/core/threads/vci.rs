@@ -66,7 +66,7 @@ pub struct FastComm {
 /// [`FastComm::peers`] of a communicator without a peer table.
 pub const NO_PEERS: u32 = u32::MAX;
 
-/// Marks a rank in a peer table that the node transport does not reach (oneself).
+/// Marks a rank in a peer table that no fast path reaches (oneself, other jobs' processes).
 pub const NOT_LOCAL: u32 = u32::MAX;
 
 /// The state of one VCI.
@@ -77,7 +77,8 @@ pub struct VciState {
     pub matcher: Matcher,
     /// Intracommunicators known to the fast paths.
     pub comms: Vec<FastComm>,
-    /// Node-local rank of each communicator rank ([`NOT_LOCAL`] for oneself), per
+    /// Node-local rank of each communicator rank (`transport::ofi::NET_PEER | world rank` on
+    /// another node, [`NOT_LOCAL`] for oneself), per
     /// communicator with a fast path to other ranks ([`FastComm::peers`]); `None`: free entry.
     pub peer_tables: Vec<Option<std::sync::Arc<[u32]>>>,
 }
@@ -144,6 +145,8 @@ pub struct Pool {
     slots: Box<[Slot]>,
     /// Largest message a fast-path self send may buffer.
     pub eager_max: usize,
+    /// Largest message a fast path sends eagerly to another node's rank.
+    pub net_eager_max: usize,
 }
 
 // SAFETY: a slot's state is only reached by a thread holding the slot's lock (fast path) or
@@ -165,7 +168,8 @@ static COMM_ID: [AtomicU32; COMM_HINTS] = [const { AtomicU32::new(0) }; COMM_HIN
 
 impl Pool {
     /// Creates the pool of `n` VCIs (1..=[`MAX_VCIS`]) once per process and returns it.
-    pub fn install(n: usize, eager_max: usize) -> &'static Pool {
+    /// `eager_max` and `net_eager_max`: the eager limits of the node and network transports.
+    pub fn install(n: usize, eager_max: usize, net_eager_max: usize) -> &'static Pool {
         let n = n.clamp(1, MAX_VCIS);
         let slots = (0..n)
             .map(|v| Slot {
@@ -180,7 +184,11 @@ impl Pool {
                 comb: Combining::new(),
             })
             .collect();
-        let pool: &'static Pool = Box::leak(Box::new(Pool { slots, eager_max }));
+        let pool: &'static Pool = Box::leak(Box::new(Pool {
+            slots,
+            eager_max,
+            net_eager_max,
+        }));
         POOL.store(pool as *const Pool as *mut Pool, Ordering::Release);
         pool
     }
@@ -957,7 +965,7 @@ mod tests {
     fn spreading_moves_waiting_messages_to_their_vcis_in_order() {
         use crate::core::p2p::matching::{Envelope, Payload, Unexpected};
         use crate::core::threads::spread;
-        let pool = Pool::install(4, 64);
+        let pool = Pool::install(4, 64, 64);
         let mut m = Matchers::new(pool);
         let id = crate::core::objects::context::MAX_IDS - 5;
         let ctx = id * CONTEXTS_PER_ID;
@@ -1007,7 +1015,7 @@ mod tests {
 
     #[test]
     fn request_indices_carry_their_vci() {
-        let pool = Pool::install(3, 64);
+        let pool = Pool::install(3, 64, 64);
         let mut reqs = Requests::new(pool);
         let a = reqs
             .insert(2, Request::new(crate::core::p2p::request::ReqKind::Recv, 0))

@@ -35,6 +35,7 @@ use crate::error::{MpiError, MpiResult};
 use crate::mpi_abi::consts::*;
 use crate::platform::bootstrap::Bootstrap;
 use crate::platform::config::{self, Knob};
+use crate::transport::lanes::{LaneBox, LaneTable};
 use crate::transport::wire::{Envelope, Gather, Incoming, MsgKind, Outgoing};
 use ffi::{Cqe, Endpoint, FiContext, FI_EAGAIN};
 use std::collections::{HashMap, VecDeque};
@@ -157,6 +158,14 @@ struct Stream {
     layout: Option<Box<dyn Gather>>,
 }
 
+/// The network transport's lanes: lane `k` is an engine of its own (endpoint, completion
+/// queue, buffers); world peers' messages of context id `id` travel on lane `id % lanes`,
+/// other jobs' processes are met on lane 0 only.
+pub static NET_LANES: LaneTable<NetEngine> = LaneTable::new();
+
+/// The runtime's handle to one lane of the network transport.
+pub type NetBox = LaneBox<NetEngine>;
+
 /// The network transport of one rank.
 pub struct NetEngine {
     ep: Endpoint,
@@ -275,33 +284,61 @@ fn widen_rxm_eager_limit() {
 }
 
 impl NetEngine {
-    /// Opens this rank's endpoint, publishes its address and connects the job's: collective
-    /// over all ranks (it uses a bootstrap barrier).
-    pub fn setup(boot: &mut dyn Bootstrap, me: u32, size: u32, job: u32) -> MpiResult<NetEngine> {
+    /// Opens this rank's endpoints (one per lane, `wanted` of them), publishes their addresses
+    /// and connects the job's: collective over all ranks (it uses a bootstrap barrier). The
+    /// job runs as many lanes as the rank that wants the fewest (every rank reads every
+    /// rank's list), so the result has that many engines, lane 0 first; the other endpoints
+    /// close.
+    pub fn setup(
+        boot: &mut dyn Bootstrap,
+        me: u32,
+        size: u32,
+        job: u32,
+        wanted: usize,
+    ) -> MpiResult<Vec<NetEngine>> {
         let err = |what: String| MpiError::new(MPI_ERR_OTHER, format!("network transport: {what}"));
         let addr = config::text(Knob::OfiAddr);
         widen_rxm_eager_limit();
-        let ep = Endpoint::open(
-            provider_wanted().as_deref(),
-            (!addr.is_empty()).then_some(addr.as_str()),
-        )
-        .map_err(err)?;
-        let name = ep.name().map_err(err)?;
+        let mut eps = Vec::with_capacity(wanted.max(1));
+        let mut mine = Vec::with_capacity(wanted.max(1));
+        for _ in 0..wanted.max(1) {
+            let ep = Endpoint::open(
+                provider_wanted().as_deref(),
+                (!addr.is_empty()).then_some(addr.as_str()),
+            )
+            .map_err(err)?;
+            mine.push(hex(&ep.name().map_err(err)?));
+            eps.push(ep);
+        }
         let io = |e: std::io::Error| err(format!("address exchange: {e}"));
-        boot.put(&format!("ofi-{me}"), &hex(&name)).map_err(io)?;
+        boot.put(&format!("ofi-{me}"), &mine.join(","))
+            .map_err(io)?;
         boot.barrier().map_err(io)?;
-        let mut names = Vec::with_capacity(size as usize);
+        // names[r][lane]: rank r's address on each of its lanes.
+        let mut names: Vec<Vec<Vec<u8>>> = Vec::with_capacity(size as usize);
         for r in 0..size {
             let v = boot.get(&format!("ofi-{r}")).map_err(io)?;
-            let a = v.as_deref().and_then(unhex).ok_or_else(|| {
-                err(format!(
+            let lanes: Option<Vec<Vec<u8>>> =
+                v.as_deref().and_then(|v| v.split(',').map(unhex).collect());
+            match lanes {
+                Some(l) if !l.is_empty() => names.push(l),
+                _ => {
+                    return Err(err(format!(
                     "rank {r} published no network address (is it running hympi with the same provider?)"
-                ))
-            })?;
-            names.push(a);
+                )))
+                }
+            }
         }
-        let addrs = ep.insert(&names).map_err(err)?;
-        NetEngine::start(ep, me, job, name, addrs).map_err(err)
+        let lanes = names.iter().map(Vec::len).min().unwrap_or(1).min(eps.len());
+        eps.truncate(lanes);
+        let mut engines = Vec::with_capacity(lanes);
+        for (lane, ep) in eps.into_iter().enumerate() {
+            let of_lane: Vec<Vec<u8>> = names.iter().map(|l| l[lane].clone()).collect();
+            let addrs = ep.insert(&of_lane).map_err(err)?;
+            let name = of_lane[me as usize].clone();
+            engines.push(NetEngine::start(ep, me, job, name, addrs).map_err(err)?);
+        }
+        Ok(engines)
     }
 
     /// Opens the engine of world rank `me` of a job of `size` ranks (id `job`) on its own,
@@ -1158,6 +1195,52 @@ impl NetEngine {
         self.ready.pop_front()
     }
 
+    /// Gives back message `m`, just polled, so that the next [`NetEngine::poll`] returns it
+    /// again (a fast path that cannot handle it leaves it to the general progress engine).
+    #[inline]
+    pub fn unpoll(&mut self, m: Incoming) {
+        self.ready.push_front(m);
+    }
+
+    /// Whether sends wait behind others (queued items or streams), so that a message sent
+    /// now would overtake them.
+    #[inline]
+    pub fn has_outgoing(&self) -> bool {
+        !self.pending.is_empty() || !self.streams.is_empty()
+    }
+
+    /// Sends a standard-mode eager message of `bytes` (at most [`PAYLOAD_CAP`]) to world rank
+    /// `dest` now, if nothing is queued before it and a send buffer is free; false (nothing
+    /// sent) otherwise. The payload is copied, and the message needs no reply, so it is
+    /// complete once this returns true.
+    ///
+    /// # Safety
+    /// `buf` holds `bytes` readable bytes.
+    #[inline]
+    pub unsafe fn send_eager_now(
+        &mut self,
+        dest: u32,
+        env: Envelope,
+        buf: *const u8,
+        bytes: usize,
+    ) -> bool {
+        if bytes > PAYLOAD_CAP || !self.pending.is_empty() || (dest as usize) >= self.world as usize
+        {
+            return false;
+        }
+        if self.tx_free.is_empty() {
+            self.reap();
+        }
+        self.try_emit(&Outgoing::Msg {
+            dest: NET_PEER | dest,
+            kind: MsgKind::Eager,
+            env,
+            sreq: 0,
+            buf,
+            bytes,
+        })
+    }
+
     /// The payload of message `m` (valid until it is released).
     pub fn payload(&self, m: &Incoming) -> &[u8] {
         if m.cell >= DIRECT_CELL {
@@ -1434,6 +1517,78 @@ mod tests {
         }
         assert!(a.idle() && b.idle(), "every send completed");
         assert!(a.failure().is_none() && b.failure().is_none());
+    }
+
+    /// The fast paths' calls: a direct eager send goes out only when nothing is queued
+    /// before it (so it never overtakes a queued send of the same pair), a message given
+    /// back is polled again first, and sends to other jobs' processes or above one buffer
+    /// decline.
+    fn fast_sends_keep_the_order(prov: &str) {
+        let (mut a, mut b) = pair(prov);
+        let env = |tag| Envelope {
+            ctx: 4,
+            src: 0,
+            tag,
+        };
+        let data: Vec<u8> = (0..100u8).collect();
+        let big = vec![1u8; PAYLOAD_CAP + 1];
+        let fast = |e: &mut NetEngine, dest: u32, tag: i32, buf: &[u8]| {
+            // SAFETY: `buf` is a live slice of `buf.len()` bytes.
+            unsafe { e.send_eager_now(dest, env(tag), buf.as_ptr(), buf.len()) }
+        };
+        assert!(!fast(&mut a, 1, 0, &big));
+        assert!(!fast(&mut a, 5, 0, &data[..1]), "not a world rank");
+        for tag in 0..10 {
+            // (The provider may refuse a send while it connects: progress and try again.)
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            while !fast(&mut a, 1, tag, &data) {
+                assert!(!a.has_outgoing() && a.failure().is_none());
+                a.flush(&mut Vec::new());
+                b.flush(&mut Vec::new());
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "fast send {tag} refused"
+                );
+            }
+        }
+        // A send queued (as when every buffer was in flight) holds later fast sends back.
+        a.pending.push_back(eager(1, 10, &data));
+        assert!(a.has_outgoing());
+        assert!(!fast(&mut a, 1, 11, &data));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while a.has_outgoing() {
+            a.flush(&mut Vec::new());
+            b.flush(&mut Vec::new());
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the queued send never left"
+            );
+        }
+        assert!(fast(&mut a, 1, 11, &data[..8]));
+        for want in 0..12 {
+            let m = next(&mut a, &mut b);
+            assert_eq!(m.env.tag, want, "order");
+            let len = if want == 11 { 8 } else { data.len() };
+            assert_eq!(b.payload(&m), &data[..len]);
+            if want == 3 {
+                b.unpoll(m);
+                let again = b.poll().expect("given back");
+                assert_eq!(again.env.tag, 3, "the message given back comes first");
+                b.release(again.cell);
+            } else {
+                b.release(m.cell);
+            }
+        }
+    }
+
+    #[test]
+    fn tcp_rxm_fast_sends_keep_the_order() {
+        fast_sends_keep_the_order("tcp;ofi_rxm");
+    }
+
+    #[test]
+    fn sockets_fast_sends_keep_the_order() {
+        fast_sends_keep_the_order("sockets");
     }
 
     #[test]
