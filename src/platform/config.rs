@@ -407,7 +407,7 @@ pub const KNOBS: &[KnobSpec] = &[
         default: "auto",
         category: Category::Transport,
         verbosity: Verbosity::TunerDetail,
-        doc: "independent lanes of the network transport (libfabric endpoints with their own completion queues and buffers; a context id always uses lane id % lanes, so each VCI drives its own endpoint), the fewest any rank of the job asks for (auto: its VCIs at MPI_THREAD_MULTIPLE, at most 4, else 1; at most 16; each costs an endpoint's buffers, about 74 MB resident with tcp;ofi_rxm, 5 MB with sockets)",
+        doc: "independent lanes of the network transport (libfabric endpoints with their own completion queues and buffers; a context id always uses lane id % lanes, so each VCI drives its own endpoint), the fewest any rank of the job asks for (auto: its VCIs at MPI_THREAD_MULTIPLE, at most 4, else 1; at most 16; each costs an endpoint's buffers, about 22 MB resident with tcp;ofi_rxm, 5 MB with sockets)",
     },
     KnobSpec {
         knob: Knob::Bind,

@@ -1209,7 +1209,8 @@ fn wanted_lanes(thread_level: i32) -> usize {
 }
 
 /// Network lanes a rank asks for unless told: each costs a libfabric endpoint's own
-/// buffers (with `tcp;ofi_rxm`'s shared receive pool about 74 MB resident per endpoint).
+/// buffers (with `tcp;ofi_rxm` about 22 MB resident per endpoint, most of it rxm's shared
+/// receive pool).
 const AUTO_NET_LANES_MAX: usize = 4;
 
 /// The network transport lanes this rank asks for: `HYMPI_OFI_LANES`, else its VCIs at
