@@ -6,9 +6,12 @@
 //! general slow path (which also produces every error). They cover:
 //! - `MPI_Isend` to oneself (matched to a posted receive or buffered as an eager message), to
 //!   `MPI_PROC_NULL`, or eager (standard mode) to a node peer, straight into the pair's
-//!   mailbox or a free cell of the node transport;
+//!   mailbox or a free cell of the node transport, or to another node's rank through a send
+//!   buffer of the network lane;
 //! - `MPI_Irecv` from any source: matched to an eager unexpected message, or posted;
-//! - `MPI_Wait`/`MPI_Test`/`MPI_Waitall` over requests of one VCI that are complete.
+//! - `MPI_Wait`/`MPI_Test`/`MPI_Waitall` over requests of one VCI that are complete;
+//! - `MPI_Wait`/`MPI_Waitall` over requests of one VCI completed by standard eager messages
+//!   from node peers or other nodes, and `MPI_Recv` of such a message straight from the lane.
 //!
 //! Only predefined contiguous datatypes, valid arguments, intracommunicators the slow path
 //! has seen (their facts cached in the VCI) and plain requests (no parent, no out-of-line
@@ -1246,8 +1249,9 @@ enum Taken {
 
 /// `MPI_Recv` fast path for one thread in MPI at a time (state [`READY`]): when the
 /// receive's VCI has no receive posted and no message waiting unmatched, it spins on the
-/// lane of the communicator and copies the first standard eager message it accepts straight
-/// from its cell (fastbox or cell) into `buf`, with no request at all. Messages it does not
+/// lanes of the communicator (node transport, then network transport) and copies the first
+/// standard eager message it accepts straight from its cell (fastbox or cell) or network
+/// receive buffer into `buf`, with no request at all. Messages it does not
 /// accept are matched or queued as unexpected on the way ([`progress_vci`]). Returns false
 /// before it changed anything the general path would see differently (nothing taken; a
 /// message it accepts but cannot take here, such as a longer one or a rendezvous, is left
@@ -1281,7 +1285,7 @@ pub unsafe fn recv(
     let Some(v) = comm_vci(pool, comm, src, tag) else {
         return false;
     };
-    let (pattern, lane) = {
+    let (pattern, lanes) = {
         let mut g = VciGuard::enter(pool, v, false);
         let s = g.state();
         let Some(c) = s.comm_mru(comm) else {
@@ -1299,7 +1303,10 @@ pub unsafe fn recv(
             src,
             tag,
         };
-        (pattern, engine_ref::lane_of(c.ctx))
+        (
+            pattern,
+            (engine_ref::lane_of(c.ctx), NET_LANES.lane_of(c.ctx)),
+        )
     };
     let mut idle = 0u32;
     let mut backoff = Backoff::for_peers();
@@ -1310,7 +1317,7 @@ pub unsafe fn recv(
             let mut g = VciGuard::enter(pool, v, false);
             let s = g.state();
             // SAFETY: forwarded from the caller.
-            unsafe { take_accepted(s, pool, v, lane, &pattern, buf, bytes, status) }
+            unsafe { take_accepted(s, pool, v, lanes, &pattern, buf, bytes, status) }
         };
         match step {
             Taken::Done => return true,
@@ -1340,8 +1347,9 @@ pub unsafe fn recv(
     }
 }
 
-/// One spin step of [`recv`] on VCI `v`'s state `s`: takes the lane's next message into
-/// `buf` when `pattern` accepts it, else hands it to [`progress_vci`].
+/// One spin step of [`recv`] on VCI `v`'s state `s`: takes the next message of the
+/// communicator's node lane, then (when nothing arrived there) of its network lane, into
+/// `buf` when `pattern` accepts it; a message it does not accept goes to [`progress_vci`].
 ///
 /// # Safety
 /// As for [`recv`]; only one thread is inside MPI.
@@ -1351,63 +1359,95 @@ unsafe fn take_accepted(
     s: &mut VciState,
     pool: &Pool,
     v: usize,
-    lane: usize,
+    lanes: (usize, usize),
     pattern: &Pattern,
     buf: *mut u8,
     bytes: usize,
     status: *mut MPI_Status,
 ) -> Taken {
-    // SAFETY: one thread is inside MPI (state `READY`) and it is not inside the slow path.
-    // The copy: `buf` holds `bytes` >= `data.len()` bytes (caller's contract) and the cell is
-    // not the caller's buffer; `status` is null or one status (caller's contract).
-    let taken = unsafe {
-        engine_ref::with_engine(lane, false, |e| {
-            if e.has_outgoing() {
-                return Some(Taken::Polled(Polled::Bail));
-            }
-            let Some(m) = e.poll() else {
-                return Some(Taken::Polled(Polled::Nothing));
-            };
-            if m.kind == MsgKind::Eager
-                && pattern.accepts(&m.env)
-                && s.matcher.posted.is_empty()
-                && pool.vci_of_msg(m.env.ctx, m.env.src, m.env.tag) == v
-            {
-                let data = e.payload(&m);
-                if data.len() <= bytes {
-                    crate::core::p2p::copy_bytes(data.as_ptr(), buf, data.len());
-                    let st = Status {
-                        source: m.env.src,
-                        tag: m.env.tag,
-                        error: MPI_SUCCESS,
-                        bytes: data.len() as u64,
-                        cancelled: false,
-                    };
-                    e.release(m.cell);
-                    if crate::core::diag::stats_on() {
-                        stats::received(v, Proto::ShmEager, st.bytes as usize);
-                    }
-                    write_status(status, 0, &st);
-                    return Some(Taken::Done);
-                }
-            }
-            if pattern.accepts(&m.env) {
-                // This receive's, but not takeable here (too long, not eager): it must stay
-                // first in line for the general path, never become unexpected behind us.
-                e.unpoll(m);
-                return Some(Taken::Polled(Polled::Bail));
-            }
-            // Not this receive's: `progress_vci` takes it again.
-            e.unpoll(m);
-            None
+    // SAFETY: one thread is inside MPI (state `READY`) and it is not inside the slow path;
+    // the rest is forwarded from the caller.
+    let on_node = unsafe {
+        engine_ref::with_engine(lanes.0, false, |e| {
+            take_from(e, s, pool, v, pattern, buf, bytes, status)
         })
     };
-    match taken {
-        Some(Some(t)) => t,
-        // No engine (alone on the node): the general path waits.
-        None => Taken::Polled(Polled::Bail),
-        Some(None) => Taken::Polled(progress_vci(s, pool, v, pattern.ctx, false, false)),
+    match on_node {
+        Some(Some(Taken::Polled(Polled::Nothing))) | None => {}
+        Some(Some(t)) => return t,
+        // Not this receive's: `progress_vci` takes it again.
+        Some(None) => return Taken::Polled(progress_vci(s, pool, v, pattern.ctx, false, false)),
     }
+    // SAFETY: as above.
+    let remote = unsafe {
+        NET_LANES.with(lanes.1, false, |e| {
+            take_from(e, s, pool, v, pattern, buf, bytes, status)
+        })
+    };
+    match (on_node, remote) {
+        (_, Some(Some(t))) => t,
+        (_, Some(None)) => Taken::Polled(progress_vci(s, pool, v, pattern.ctx, false, true)),
+        (Some(_), None) => Taken::Polled(Polled::Nothing),
+        // Neither transport has a lane (alone, no network): the general path waits.
+        (None, None) => Taken::Polled(Polled::Bail),
+    }
+}
+
+/// [`take_accepted`] on lane `e` of one transport: `None` when the lane's next message is
+/// not this receive's (it stays in place for [`progress_vci`]).
+///
+/// # Safety
+/// As for [`recv`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn take_from<T: Transport>(
+    e: &mut T,
+    s: &mut VciState,
+    pool: &Pool,
+    v: usize,
+    pattern: &Pattern,
+    buf: *mut u8,
+    bytes: usize,
+    status: *mut MPI_Status,
+) -> Option<Taken> {
+    if e.has_outgoing() {
+        return Some(Taken::Polled(Polled::Bail));
+    }
+    let Some(m) = e.poll() else {
+        return Some(Taken::Polled(Polled::Nothing));
+    };
+    if m.kind == MsgKind::Eager
+        && pattern.accepts(&m.env)
+        && s.matcher.posted.is_empty()
+        && pool.vci_of_msg(m.env.ctx, m.env.src, m.env.tag) == v
+    {
+        let data = e.payload(&m);
+        if data.len() <= bytes {
+            // SAFETY: `buf` holds `bytes` >= `data.len()` bytes (caller's contract) and the
+            // lane's buffer is not the caller's buffer.
+            unsafe { crate::core::p2p::copy_bytes(data.as_ptr(), buf, data.len()) };
+            let st = Status {
+                source: m.env.src,
+                tag: m.env.tag,
+                error: MPI_SUCCESS,
+                bytes: data.len() as u64,
+                cancelled: false,
+            };
+            e.release(m.cell);
+            if crate::core::diag::stats_on() {
+                stats::received(v, Proto::of(T::NETWORK, true), st.bytes as usize);
+            }
+            // SAFETY: `status` is null or one status (caller's contract).
+            unsafe { write_status(status, 0, &st) };
+            return Some(Taken::Done);
+        }
+    }
+    // Either way it stays in place. This receive's, but not takeable here (too long, not
+    // eager): it must stay first in line for the general path, never become unexpected
+    // behind us.
+    let ours = pattern.accepts(&m.env);
+    e.unpoll(m);
+    ours.then_some(Taken::Polled(Polled::Bail))
 }
 
 #[inline(always)]
