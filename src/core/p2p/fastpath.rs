@@ -1386,7 +1386,14 @@ unsafe fn take_accepted(
     };
     match (on_node, remote) {
         (_, Some(Some(t))) => t,
-        (_, Some(None)) => Taken::Polled(progress_vci(s, pool, v, pattern.ctx, false, true)),
+        // Not this receive's: matched or queued from the network lane only. The node lane
+        // may hold a message this receive accepts by now, and that must not become
+        // unexpected behind the receive (a later one would be taken before it).
+        (_, Some(None)) => {
+            // SAFETY: as above.
+            let polled = unsafe { NET_LANES.with(lanes.1, false, |e| poll_lane(s, pool, v, e)) };
+            Taken::Polled(polled.unwrap_or(Polled::Bail))
+        }
         (Some(_), None) => Taken::Polled(Polled::Nothing),
         // Neither transport has a lane (alone, no network): the general path waits.
         (None, None) => Taken::Polled(Polled::Bail),
