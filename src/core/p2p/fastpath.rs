@@ -1012,7 +1012,8 @@ fn progress_vci(
         Some(p) => return p,
         None => return Polled::Bail,
     }
-    // SAFETY: as above.
+    // SAFETY: as for the node lane: this thread alone uses the network lane; `buf` and
+    // `status` are forwarded from the caller.
     let remote = unsafe {
         NET_LANES.with(NET_LANES.lane_of(ctx), serialize, |e| {
             poll_lane(s, pool, v, e)
@@ -1252,7 +1253,7 @@ enum Taken {
 /// lanes of the communicator (node transport, then network transport) and copies the first
 /// standard eager message it accepts straight from its cell (fastbox or cell) or network
 /// receive buffer into `buf`, with no request at all. Messages it does not
-/// accept are matched or queued as unexpected on the way ([`progress_vci`]). Returns false
+/// accept are matched or queued as unexpected on the way ([`poll_lane`]). Returns false
 /// before it changed anything the general path would see differently (nothing taken; a
 /// message it accepts but cannot take here, such as a longer one or a rendezvous, is left
 /// in place), and the caller then posts a request and waits the general way.
@@ -1349,7 +1350,8 @@ pub unsafe fn recv(
 
 /// One spin step of [`recv`] on VCI `v`'s state `s`: takes the next message of the
 /// communicator's node lane, then (when nothing arrived there) of its network lane, into
-/// `buf` when `pattern` accepts it; a message it does not accept goes to [`progress_vci`].
+/// `buf` when `pattern` accepts it; a message it does not accept is matched or queued from
+/// its own lane ([`poll_lane`]).
 ///
 /// # Safety
 /// As for [`recv`]; only one thread is inside MPI.
@@ -1365,8 +1367,8 @@ unsafe fn take_accepted(
     bytes: usize,
     status: *mut MPI_Status,
 ) -> Taken {
-    // SAFETY: one thread is inside MPI (state `READY`) and it is not inside the slow path;
-    // the rest is forwarded from the caller.
+    // SAFETY: one thread is inside MPI (state `READY`) and it is not inside the slow path,
+    // so nothing else uses the lane; `buf` and `status` are forwarded from the caller.
     let on_node = unsafe {
         engine_ref::with_engine(lanes.0, false, |e| {
             take_from(e, s, pool, v, pattern, buf, bytes, status)
@@ -1378,7 +1380,8 @@ unsafe fn take_accepted(
         // Not this receive's: `progress_vci` takes it again.
         Some(None) => return Taken::Polled(progress_vci(s, pool, v, pattern.ctx, false, false)),
     }
-    // SAFETY: as above.
+    // SAFETY: as for the node lane: this thread alone uses the network lane; `buf` and
+    // `status` are forwarded from the caller.
     let remote = unsafe {
         NET_LANES.with(lanes.1, false, |e| {
             take_from(e, s, pool, v, pattern, buf, bytes, status)
@@ -1390,7 +1393,8 @@ unsafe fn take_accepted(
         // may hold a message this receive accepts by now, and that must not become
         // unexpected behind the receive (a later one would be taken before it).
         (_, Some(None)) => {
-            // SAFETY: as above.
+            // SAFETY: this thread alone uses the network lane (state `READY`, outside the
+            // slow path).
             let polled = unsafe { NET_LANES.with(lanes.1, false, |e| poll_lane(s, pool, v, e)) };
             Taken::Polled(polled.unwrap_or(Polled::Bail))
         }
@@ -1401,7 +1405,7 @@ unsafe fn take_accepted(
 }
 
 /// [`take_accepted`] on lane `e` of one transport: `None` when the lane's next message is
-/// not this receive's (it stays in place for [`progress_vci`]).
+/// not this receive's (it stays in place, for the caller to match or queue).
 ///
 /// # Safety
 /// As for [`recv`].
