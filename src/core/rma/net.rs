@@ -27,7 +27,7 @@ use crate::core::objects::team::{self, tag};
 use crate::core::op::Builtin;
 use crate::core::p2p::matching::Pattern;
 use crate::core::p2p::request::ReqKind;
-use crate::core::p2p::wire_ctx;
+use crate::core::p2p::{wire_ctx, RecvArgs};
 use crate::core::rma::access::{Element, Shape};
 use crate::core::rma::atomic;
 use crate::core::rma::ctrl::Ctrl;
@@ -86,6 +86,14 @@ const FETCH: u64 = 1 << 16;
 const EXCLUSIVE: u64 = 1 << 17;
 /// Flag of the first word: the sender awaits an answer (else an error waits for its flush).
 const ANSWER: u64 = 1 << 18;
+/// Flag of the first word of a `Get`: its data comes back as a message of its own, under the
+/// answer's sequence plus one, which the origin receives straight into its buffer (the
+/// answer then carries only the error class). Without it, the data follows the class in the
+/// answer and the origin copies it out.
+const SPLIT: u64 = 1 << 19;
+/// Gets of at least this many bytes are [`SPLIT`]: below, the answer's copy costs less than
+/// a second message.
+const SPLIT_MIN: usize = 16 * 1024;
 /// Words before the segments.
 const WORDS: usize = 6;
 /// Longest error message an answer carries.
@@ -103,6 +111,8 @@ pub enum Landing {
     Shape(Shape),
     /// Copied to `len` bytes at an address.
     Raw(usize),
+    /// Received straight into a local buffer by a receive of its own ([`SPLIT`]).
+    Placed(Shape),
 }
 
 /// A request to a rank on another node, made inside the runtime and run outside it.
@@ -255,11 +265,16 @@ impl Call {
 
     /// `MPI_Get` of target segments `t` into local buffer `o` (writable until the call ran).
     pub fn get(comm: usize, target: i32, o: Shape, t: &Shape) -> Call {
+        let n = t.bytes();
+        let split = n >= SPLIT_MIN;
         let p = Parts {
+            flags: if split { SPLIT } else { 0 },
             segs: t.segments(),
             ..Parts::default()
         };
-        let n = t.bytes();
+        if split {
+            return Call::new(comm, target, Kind::Get, p, 0, Landing::Placed(o));
+        }
         Call::new(comm, target, Kind::Get, p, n, Landing::Shape(o))
     }
 
@@ -336,11 +351,12 @@ pub struct Started {
 /// Sends `call` on the window's communicator (table index `comm`), its answer's receive
 /// posted first.
 pub fn start(rt: &mut Runtime, comm: u32, mut call: Call) -> MpiResult<Started> {
-    let mut rids = Vec::with_capacity(2);
+    let mut rids = Vec::with_capacity(3);
     let mut answer = Vec::new();
     if call.answered {
         answer = vec![0u8; 8 + call.answer.max(MESSAGE)];
-        let seq = NEXT_SEQ.fetch_add(1, Ordering::Relaxed);
+        let placed = matches!(call.land, Landing::Placed(_));
+        let seq = NEXT_SEQ.fetch_add(1 + placed as u64, Ordering::Relaxed);
         call.msg[8..16].copy_from_slice(&seq.to_ne_bytes());
         rids.push(team::post_recv(
             rt,
@@ -349,10 +365,47 @@ pub fn start(rt: &mut Runtime, comm: u32, mut call: Call) -> MpiResult<Started> 
             tag::rma_reply(seq),
             &mut answer,
         )?);
+        if let Landing::Placed(o) = &call.land {
+            rids.push(post_placed_recv(
+                rt,
+                comm,
+                call.target,
+                tag::rma_reply(seq + 1),
+                o,
+            )?);
+        }
     }
     rids.push(team::post_send(rt, comm, call.target, tag::RMA, &call.msg)?);
     // The buffers move with `Started`, their heap storage does not.
     Ok(Started { call, answer, rids })
+}
+
+/// Posts the receive of a [`SPLIT`] get's data straight into the origin buffer `o`, which the
+/// caller of the operation keeps writable until the operation completes.
+fn post_placed_recv(rt: &mut Runtime, comm: u32, src: i32, tag: i32, o: &Shape) -> MpiResult<u32> {
+    let rid = rt.new_request(ReqKind::Recv, comm)?;
+    let args = match o {
+        Shape::Contig { addr, len } => RecvArgs {
+            comm,
+            src,
+            tag,
+            buf: *addr as *mut u8,
+            cap: *len,
+            unit: datatype::lookup(MPI_BYTE).expect("MPI_BYTE is predefined"),
+            layout: None,
+        },
+        Shape::Spread { addr, layout } => RecvArgs {
+            comm,
+            src,
+            tag,
+            buf: *addr as *mut u8,
+            cap: layout.bytes(),
+            unit: layout.dt.info(),
+            layout: Some(layout.clone()),
+        },
+    };
+    rt.start_recv(rid, args)?;
+    Ok(rid)
 }
 
 /// Sends `calls` (to any targets of one window), waits for every answer and lands the data.
@@ -396,7 +449,8 @@ pub fn finish(started: Vec<Started>) -> MpiResult<()> {
         }
         let data = &a[8..8 + c.answer];
         match &c.land {
-            Landing::Nothing => {}
+            // The data came by its own receive.
+            Landing::Nothing | Landing::Placed(_) => {}
             // SAFETY: the caller of the operation gave a writable buffer of this shape, whose
             // packed size is the answer's (both were checked equal at the origin), to stay
             // valid until the operation completes (this synchronization).
@@ -452,6 +506,18 @@ struct Incoming {
     src: i32,
 }
 
+/// An answer being sent.
+struct Answer {
+    /// Its send request.
+    rid: u32,
+    /// The bytes it sends, kept until sent (empty when it sends window memory).
+    _buf: Vec<u8>,
+    /// It sends the window memory itself to this origin ([`SPLIT`] gets of one segment):
+    /// that origin's lock release waits until it is sent, so that no later epoch changes
+    /// the memory under it.
+    reads_for: Option<i32>,
+}
+
 /// The window server of one rank (a background operation while the window lives).
 pub struct Server {
     comm: u32,
@@ -460,7 +526,7 @@ pub struct Server {
     mem: Memory,
     shared: Arc<Shared>,
     incoming: Vec<Incoming>,
-    answers: Vec<(u32, Vec<u8>)>,
+    answers: Vec<Answer>,
     /// Lock requests waiting for the lock: (origin, answer sequence, kind).
     locks: VecDeque<(i32, u64, LockKind)>,
     /// Per origin: the first error of its unanswered requests since its last flush.
@@ -536,6 +602,15 @@ impl Server {
             if !rt.reqs.get(rid).is_none_or(|q| q.done()) {
                 break;
             }
+            let (head, src) = (self.incoming[0].buf.first().copied(), self.incoming[0].src);
+            if head == Some(Kind::Unlock as u8) && self.reading_for(src) {
+                // Held back, and everything after it: another epoch may change the memory
+                // that an answer to this origin still reads.
+                self.reap(rt)?;
+                if self.reading_for(src) {
+                    break;
+                }
+            }
             let inc = self.incoming.remove(0);
             team::all_done(rt, &[rid])?;
             self.handle(rt, inc.src, &inc.buf)?;
@@ -544,11 +619,16 @@ impl Server {
         self.reap(rt)
     }
 
+    /// Whether an answer still being sent to `origin` reads the window memory.
+    fn reading_for(&self, origin: i32) -> bool {
+        self.answers.iter().any(|a| a.reads_for == Some(origin))
+    }
+
     /// Frees the answers sent.
     fn reap(&mut self, rt: &mut Runtime) -> MpiResult<()> {
         let mut k = 0;
         while k < self.answers.len() {
-            if team::all_done(rt, &[self.answers[k].0])? {
+            if team::all_done(rt, &[self.answers[k].rid])? {
                 self.answers.remove(k);
             } else {
                 k += 1;
@@ -578,7 +658,11 @@ impl Server {
             }
         };
         let rid = team::post_send(rt, self.comm, to, tag::rma_reply(seq), &msg)?;
-        self.answers.push((rid, msg));
+        self.answers.push(Answer {
+            rid,
+            _buf: msg,
+            reads_for: None,
+        });
         Ok(())
     }
 
@@ -655,6 +739,42 @@ impl Server {
                 unsafe { scatter(&at, data) };
                 Vec::new()
             }),
+            Kind::Get if head & SPLIT != 0 => {
+                // The data under the next sequence (none after an error), then the class.
+                let data_tag = tag::rma_reply(seq + 1);
+                let r = match self.place(&segs) {
+                    Ok(at) if at.len() == 1 => {
+                        // SAFETY: one segment of this rank's window memory (`place`), which
+                        // lives until the window is freed, and the window is not freed
+                        // while an answer is being sent (`Shared::busy`). What the send reads
+                        // changes only in a conflicting access or a later epoch, and the
+                        // origin's lock release waits until it is sent (`reads_for`).
+                        let window =
+                            unsafe { std::slice::from_raw_parts(at[0].0 as *const u8, at[0].1) };
+                        let rid = team::post_send(rt, self.comm, src, data_tag, window)?;
+                        self.answers.push(Answer {
+                            rid,
+                            _buf: Vec::new(),
+                            reads_for: Some(src),
+                        });
+                        return self.answer(rt, src, seq, Ok(Vec::new()));
+                    }
+                    // SAFETY: as for `Put`, reading.
+                    Ok(at) => Ok(unsafe { gather(&at) }),
+                    Err(e) => Err(e),
+                };
+                let (data, r) = match r {
+                    Ok(data) => (data, Ok(Vec::new())),
+                    Err(e) => (Vec::new(), Err(e)),
+                };
+                let rid = team::post_send(rt, self.comm, src, data_tag, &data)?;
+                self.answers.push(Answer {
+                    rid,
+                    _buf: data,
+                    reads_for: None,
+                });
+                r
+            }
             Kind::Get => self.place(&segs).map(|at| {
                 // SAFETY: as for `Put`, reading.
                 unsafe { gather(&at) }
@@ -889,6 +1009,15 @@ mod tests {
         let get = Call::get(1, 3, o.clone(), &t);
         let r = round_trip(&get);
         assert_eq!((r.kind, r.data.len(), get.answer), (Kind::Get, 0, 16));
+        assert!(r.head & SPLIT == 0 && matches!(get.land, Landing::Shape(_)));
+        // A large get's data comes by a receive of its own, straight into the buffer.
+        let big = Shape::Contig {
+            addr: 0,
+            len: SPLIT_MIN,
+        };
+        let split = Call::get(1, 3, big.clone(), &big);
+        assert!(round_trip(&split).head & SPLIT != 0);
+        assert!(split.answer == 0 && matches!(split.land, Landing::Placed(_)));
         // SAFETY: as above.
         let acc =
             unsafe { Call::accumulate(1, 2, &o, &t, Some(o.clone()), MPI_SUM, MPI_INT, false) };
