@@ -30,6 +30,9 @@
  *              -w (default 16) MPI_Get of the size from rank 1's window into one local
  *              buffer (as osu_get_bw does), then MPI_Win_flush.  GB/s (10^9 B/s), and
  *              us per get.  Sizes -s (default 64 KiB, 1 MiB, 4 MiB).
+ *   put_bw     MPI_Put bandwidth, the same way: -w MPI_Put of the size from one local
+ *              buffer into rank 1's window, then MPI_Win_flush (as osu_put_bw does).
+ *              Rank 1 checks the bytes put after the loop.
  *   halo_shm   1-D ring halo exchange through MPI_Win_allocate_shared on the node
  *              communicator (MPI_Comm_split_type SHARED): each rank writes its two
  *              boundaries (-s bytes of doubles each, default 64 KiB) into its window
@@ -58,7 +61,7 @@
  * case, make it print "# unsupported: <reason>" and exit 0 without a row.
  *
  * Options: -o CASE (default put), -s LIST sizes in bytes, -t SECONDS, -i N, -x N,
- * -w N gets per flush, -g BYTES creates the windows with the info hint
+ * -w N gets (puts) per flush, -g BYTES creates the windows with the info hint
  * mpi_accumulate_granularity = BYTES (8: accumulates to elements of at most 8 bytes may use
  * hardware atomics).
  */
@@ -66,7 +69,7 @@
 
 #include <stdint.h>
 
-enum op { OP_PUT, OP_ACC, OP_FOP, OP_CAS, OP_FOP_ALL, OP_ACC_ALL, OP_FENCE, OP_FENCE_PUT, OP_LOCK, OP_LOCK_PUT, OP_GET, OP_HALO_SHM,
+enum op { OP_PUT, OP_ACC, OP_FOP, OP_CAS, OP_FOP_ALL, OP_ACC_ALL, OP_FENCE, OP_FENCE_PUT, OP_LOCK, OP_LOCK_PUT, OP_GET, OP_PUT_BW, OP_HALO_SHM,
           OP_HALO_SR };
 
 static const struct {
@@ -78,7 +81,8 @@ static const struct {
     {"fop_all", OP_FOP_ALL}, {"acc_all", OP_ACC_ALL},
     {"fence", OP_FENCE},   {"fence_put", OP_FENCE_PUT},
     {"lock", OP_LOCK},     {"lock_put", OP_LOCK_PUT},
-    {"get", OP_GET},       {"halo_shm", OP_HALO_SHM},
+    {"get", OP_GET},       {"put_bw", OP_PUT_BW},
+    {"halo_shm", OP_HALO_SHM},
     {"halo_sendrecv", OP_HALO_SR},
 };
 
@@ -454,14 +458,29 @@ static void fence_case(enum op op)
     MPI_Win_free(&c.win);
 }
 
-/* ---- get bandwidth ------------------------------------------------------------------- */
+/* ---- get and put bandwidth ----------------------------------------------------------- */
 
 struct get {
     MPI_Win win;
-    char *dst;
+    char *dst; /* the local buffer: got into, or put from */
     long size;
     int window;
 };
+
+static double put_loop(void *vctx, long first, long n)
+{
+    struct get *c = vctx;
+    double t0 = MPI_Wtime();
+    long i;
+    int j;
+    (void)first;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < c->window; j++)
+            MPI_Put(c->dst, (int)c->size, MPI_BYTE, 1, 0, (int)c->size, MPI_BYTE, c->win);
+        MPI_Win_flush(1, c->win);
+    }
+    return MPI_Wtime() - t0;
+}
 
 static double get_loop(void *vctx, long first, long n)
 {
@@ -478,7 +497,7 @@ static double get_loop(void *vctx, long first, long n)
     return MPI_Wtime() - t0;
 }
 
-static void get_case(const long *sizes, int nsizes, int window)
+static void get_case(const long *sizes, int nsizes, int window, int put)
 {
     struct get c;
     long max = 0, j;
@@ -495,7 +514,12 @@ static void get_case(const long *sizes, int nsizes, int window)
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, c.win);
     for (j = 0; j < max; j++) base[j] = (char)(j * 7 + rank);
     MPI_Win_unlock(rank, c.win);
-    if (rank == 0) {
+    if (rank == 0 && put) {
+        printf("# hympi-bench RMA: MPI_Put bandwidth, rank 0 writes rank 1 (lock_all held, "
+               "%d puts + MPI_Win_flush per iteration), %d ranks\n", window, nranks);
+        printf("# Size      Bandwidth (GB/s)     Time/put (us)\n");
+        fflush(stdout);
+    } else if (rank == 0) {
         printf("# hympi-bench RMA: MPI_Get bandwidth, rank 0 reads rank 1 (lock_all held, "
                "%d gets + MPI_Win_flush per iteration), %d ranks\n", window, nranks);
         printf("# Size      Bandwidth (GB/s)     Time/get (us)\n");
@@ -503,20 +527,37 @@ static void get_case(const long *sizes, int nsizes, int window)
     }
     for (k = 0; k < nsizes; k++) {
         long iters, total;
-        double t;
+        double t = 0;
         c.size = sizes[k];
         MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0) {
+        if (rank == 0 && put) {
+            for (j = 0; j < c.size; j++) c.dst[j] = (char)(j * 5 + k + 3);
+            MPI_Win_lock_all(0, c.win);
+            t = timed(put_loop, &c, MPI_COMM_NULL, &iters, &total);
+            MPI_Win_unlock_all(c.win);
+        } else if (rank == 0) {
             memset(c.dst, 0, (size_t)c.size);
             MPI_Win_lock_all(0, c.win);
             t = timed(get_loop, &c, MPI_COMM_NULL, &iters, &total);
             MPI_Win_unlock_all(c.win);
             if (c.dst[0] != (char)1 || c.dst[c.size - 1] != (char)((c.size - 1) * 7 + 1))
                 fail("bytes got");
+        }
+        if (rank == 0) {
             printf("%-10ld%18.3f%18.3f\n", c.size,
                    (double)c.size * (double)window * (double)iters / t / 1e9,
                    t * 1e6 / ((double)window * (double)iters));
             fflush(stdout);
+        }
+        if (put) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (rank == 1) {
+                MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c.win);
+                if (base[0] != (char)(k + 3) ||
+                    base[c.size - 1] != (char)((c.size - 1) * 5 + k + 3))
+                    fail("bytes put");
+                MPI_Win_unlock(1, c.win);
+            }
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -683,7 +724,7 @@ int main(int argc, char **argv)
             break;
         default:
             if (rank == 0)
-                fprintf(stderr, "usage: %s [-o put|acc|fence|fence_put|lock|lock_put|get|"
+                fprintf(stderr, "usage: %s [-o put|acc|fence|fence_put|lock|lock_put|get|put_bw|"
                                 "halo_shm|halo_sendrecv] [-s sizes] [-t seconds] [-i iters] "
                                 "[-x skip] [-w gets per flush]\n", argv[0]);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -723,12 +764,13 @@ int main(int argc, char **argv)
         fence_case(op);
         break;
     case OP_GET:
+    case OP_PUT_BW:
         if (!nsizes) {
             sizes[nsizes++] = 64L * 1024;
             sizes[nsizes++] = 1024L * 1024;
             sizes[nsizes++] = 4L * 1024 * 1024;
         }
-        get_case(sizes, nsizes, window);
+        get_case(sizes, nsizes, window, op == OP_PUT_BW);
         break;
     case OP_FOP_ALL:
     case OP_ACC_ALL:

@@ -62,6 +62,14 @@ pub mod tag {
     pub fn sequenced(seq: u32) -> i32 {
         SEQ_BASE - (seq % (1 << 23)) as i32
     }
+
+    /// The tag of the data of a large put numbered `seq` by its origin, sent to a window
+    /// server apart from the request: in the sequenced tags' range, free on a window's
+    /// communicator (no construction runs there), and apart from the answers' range, so
+    /// a put's data never matches a receive of an answer numbered by another process.
+    pub fn rma_data(seq: u64) -> i32 {
+        SEQ_BASE - (seq % (1 << 23)) as i32
+    }
 }
 
 /// Some ranks of a communicator acting together; the leader is `ranks[0]`.

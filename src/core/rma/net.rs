@@ -20,14 +20,16 @@
 //! segment count, data bytes), the target segments as (offset, length) pairs relative to
 //! the target's window base (addresses for dynamic windows), then the origin data packed.
 //! An answer: a word with the MPI error class (0: success), then the data or the message.
+//! Large gets and puts ([`SPLIT`]) move their data as a message of its own, between the
+//! origin buffer and the window memory, without a copy into or out of a request.
 
 use crate::core::datatype;
 use crate::core::error::{fail, MpiResult};
 use crate::core::objects::team::{self, tag};
 use crate::core::op::Builtin;
 use crate::core::p2p::matching::Pattern;
-use crate::core::p2p::request::ReqKind;
-use crate::core::p2p::{wire_ctx, RecvArgs};
+use crate::core::p2p::request::{ReqKind, SendMode};
+use crate::core::p2p::{wire_ctx, RecvArgs, SendArgs};
 use crate::core::rma::access::{Element, Shape};
 use crate::core::rma::atomic;
 use crate::core::rma::ctrl::Ctrl;
@@ -86,13 +88,16 @@ const FETCH: u64 = 1 << 16;
 const EXCLUSIVE: u64 = 1 << 17;
 /// Flag of the first word: the sender awaits an answer (else an error waits for its flush).
 const ANSWER: u64 = 1 << 18;
-/// Flag of the first word of a `Get`: its data comes back as a message of its own, under the
-/// answer's sequence plus one, which the origin receives straight into its buffer (the
-/// answer then carries only the error class). Without it, the data follows the class in the
-/// answer and the origin copies it out.
+/// Flag of the first word of a `Get` or `Put`: its data travels as a message of its own.
+/// A get's comes back under the answer's sequence plus one, which the origin receives
+/// straight into its buffer (the answer then carries only the error class); without the
+/// flag, the data follows the class in the answer and the origin copies it out. A put's
+/// goes from the origin buffer itself under [`tag::rma_data`] of the request's sequence,
+/// which the server receives straight into the window memory (one target segment) and
+/// answers, if asked, once it landed; without the flag, it is packed into the request.
 const SPLIT: u64 = 1 << 19;
-/// Gets of at least this many bytes are [`SPLIT`]: below, the answer's copy costs less than
-/// a second message.
+/// Gets and puts of at least this many bytes are [`SPLIT`]: below, the copy costs less
+/// than a second message.
 const SPLIT_MIN: usize = 16 * 1024;
 /// Words before the segments.
 const WORDS: usize = 6;
@@ -130,6 +135,8 @@ pub struct Call {
     answered: bool,
     /// Where they go.
     land: Landing,
+    /// The origin data of a [`SPLIT`] put, sent from the origin buffer after the request.
+    data_from: Option<Shape>,
 }
 
 /// The parts of a request besides its kind.
@@ -182,6 +189,7 @@ impl Call {
             answer,
             answered,
             land,
+            data_from: None,
         }
     }
 
@@ -250,17 +258,25 @@ impl Call {
     ///
     /// # Safety
     /// `o` must be readable.
+    /// `o` must be readable; from [`SPLIT_MIN`] bytes on, it is read until the operation
+    /// completes (MPI forbids changing it before).
     pub unsafe fn put(comm: usize, target: i32, o: &Shape, t: &Shape, answered: bool) -> Call {
-        let mut data = vec![0u8; o.bytes()];
-        // SAFETY: caller guarantee.
-        unsafe { o.pack(&mut data) };
+        let split = o.bytes() >= SPLIT_MIN;
+        let mut data = Vec::new();
+        if !split {
+            data.resize(o.bytes(), 0);
+            // SAFETY: caller guarantee.
+            unsafe { o.pack(&mut data) };
+        }
         let p = Parts {
-            flags: if answered { ANSWER } else { 0 },
+            flags: if answered { ANSWER } else { 0 } | if split { SPLIT } else { 0 },
             segs: t.segments(),
             data,
             ..Parts::default()
         };
-        Call::new(comm, target, Kind::Put, p, 0, Landing::Nothing)
+        let mut call = Call::new(comm, target, Kind::Put, p, 0, Landing::Nothing);
+        call.data_from = split.then(|| o.clone());
+        call
     }
 
     /// `MPI_Get` of target segments `t` into local buffer `o` (writable until the call ran).
@@ -353,11 +369,14 @@ pub struct Started {
 pub fn start(rt: &mut Runtime, comm: u32, mut call: Call) -> MpiResult<Started> {
     let mut rids = Vec::with_capacity(3);
     let mut answer = Vec::new();
+    let mut seq = 0;
+    if call.answered || call.data_from.is_some() {
+        let placed = matches!(call.land, Landing::Placed(_));
+        seq = NEXT_SEQ.fetch_add(1 + placed as u64, Ordering::Relaxed);
+        call.msg[8..16].copy_from_slice(&seq.to_ne_bytes());
+    }
     if call.answered {
         answer = vec![0u8; 8 + call.answer.max(MESSAGE)];
-        let placed = matches!(call.land, Landing::Placed(_));
-        let seq = NEXT_SEQ.fetch_add(1 + placed as u64, Ordering::Relaxed);
-        call.msg[8..16].copy_from_slice(&seq.to_ne_bytes());
         rids.push(team::post_recv(
             rt,
             comm,
@@ -376,8 +395,44 @@ pub fn start(rt: &mut Runtime, comm: u32, mut call: Call) -> MpiResult<Started> 
         }
     }
     rids.push(team::post_send(rt, comm, call.target, tag::RMA, &call.msg)?);
+    if let Some(o) = &call.data_from {
+        let data_tag = tag::rma_data(seq);
+        rids.push(post_placed_send(rt, comm, call.target, data_tag, o)?);
+    }
     // The buffers move with `Started`, their heap storage does not.
     Ok(Started { call, answer, rids })
+}
+
+/// Posts the send of a [`SPLIT`] put's data straight from the origin buffer `o`, which the
+/// caller of the operation keeps unchanged until the operation completes.
+fn post_placed_send(rt: &mut Runtime, comm: u32, dest: i32, tag: i32, o: &Shape) -> MpiResult<u32> {
+    let rid = rt.new_request(ReqKind::Send, comm)?;
+    let (buf, bytes, unit, layout) = match o {
+        Shape::Contig { addr, len } => (
+            *addr as *const u8,
+            *len,
+            datatype::lookup(MPI_BYTE).expect("MPI_BYTE is predefined"),
+            None,
+        ),
+        Shape::Spread { addr, layout } => (
+            *addr as *const u8,
+            layout.bytes(),
+            layout.dt.info(),
+            Some(layout.clone()),
+        ),
+    };
+    let args = SendArgs {
+        comm,
+        dest,
+        tag,
+        buf,
+        bytes,
+        mode: SendMode::Standard,
+        unit,
+        layout,
+    };
+    rt.start_send(rid, args)?;
+    Ok(rid)
 }
 
 /// Posts the receive of a [`SPLIT`] get's data straight into the origin buffer `o`, which the
@@ -518,6 +573,21 @@ struct Answer {
     reads_for: Option<i32>,
 }
 
+/// The data of a [`SPLIT`] put being received.
+struct Arrival {
+    /// Its receive request.
+    rid: u32,
+    /// The origin: its lock release, flushes and completes wait until the data landed.
+    from: i32,
+    /// Where it is received when not straight into the window memory (several target
+    /// segments, or a refused request whose data is drained).
+    buf: Vec<u8>,
+    /// The target segments to scatter `buf` to once received (empty: nothing to scatter).
+    scatter: Vec<(usize, usize)>,
+    /// The answer's sequence, when the origin asked for an answer: sent once the data landed.
+    answer: Option<u64>,
+}
+
 /// The window server of one rank (a background operation while the window lives).
 pub struct Server {
     comm: u32,
@@ -527,6 +597,7 @@ pub struct Server {
     shared: Arc<Shared>,
     incoming: Vec<Incoming>,
     answers: Vec<Answer>,
+    arrivals: Vec<Arrival>,
     /// Lock requests waiting for the lock: (origin, answer sequence, kind).
     locks: VecDeque<(i32, u64, LockKind)>,
     /// Per origin: the first error of its unanswered requests since its last flush.
@@ -544,6 +615,7 @@ pub fn serve(rt: &mut Runtime, comm: u32, me: usize, ctrl: Arc<Ctrl>, mem: Memor
         shared: shared.clone(),
         incoming: Vec::new(),
         answers: Vec::new(),
+        arrivals: Vec::new(),
         locks: VecDeque::new(),
         errors: HashMap::new(),
     }));
@@ -562,7 +634,7 @@ impl Background for Server {
         if let Err(e) = self.step(rt) {
             eprintln!("hympi[{}]: window server: {}", rt.world_rank, e.message());
         }
-        let busy = self.incoming.len() + self.answers.len();
+        let busy = self.incoming.len() + self.answers.len() + self.arrivals.len();
         self.shared.busy.store(busy, Ordering::Release);
         busy == 0 && self.shared.closed.load(Ordering::Acquire)
     }
@@ -603,11 +675,12 @@ impl Server {
                 break;
             }
             let (head, src) = (self.incoming[0].buf.first().copied(), self.incoming[0].src);
-            if head == Some(Kind::Unlock as u8) && self.reading_for(src) {
+            if self.holds(head, src) {
                 // Held back, and everything after it: another epoch may change the memory
-                // that an answer to this origin still reads.
+                // that an answer to this origin still reads, or read the memory its data
+                // has not reached yet.
                 self.reap(rt)?;
-                if self.reading_for(src) {
+                if self.holds(head, src) {
                     break;
                 }
             }
@@ -619,13 +692,36 @@ impl Server {
         self.reap(rt)
     }
 
-    /// Whether an answer still being sent to `origin` reads the window memory.
-    fn reading_for(&self, origin: i32) -> bool {
-        self.answers.iter().any(|a| a.reads_for == Some(origin))
+    /// Whether a request of kind byte `head` from `origin` must wait: its lock release while
+    /// an answer to it still reads the window memory, or its release, flush or complete
+    /// while the data of its puts is still arriving.
+    fn holds(&self, head: Option<u8>, origin: i32) -> bool {
+        let reading = || self.answers.iter().any(|a| a.reads_for == Some(origin));
+        let arriving = || self.arrivals.iter().any(|a| a.from == origin);
+        match head.and_then(Kind::of) {
+            Some(Kind::Unlock) => reading() || arriving(),
+            Some(Kind::Flush | Kind::Complete) => arriving(),
+            _ => false,
+        }
     }
 
-    /// Frees the answers sent.
+    /// Frees the answers sent and lands the put data received.
     fn reap(&mut self, rt: &mut Runtime) -> MpiResult<()> {
+        let mut k = 0;
+        while k < self.arrivals.len() {
+            if !team::all_done(rt, &[self.arrivals[k].rid])? {
+                k += 1;
+                continue;
+            }
+            let a = self.arrivals.remove(k);
+            // SAFETY: the segments lie in this rank's window memory (checked by `place`
+            // when the request was handled; the window lives while its server is busy)
+            // and `buf` holds their total.
+            unsafe { scatter(&a.scatter, &a.buf) };
+            if let Some(seq) = a.answer {
+                self.answer(rt, a.from, seq, Ok(Vec::new()))?;
+            }
+        }
         let mut k = 0;
         while k < self.answers.len() {
             if team::all_done(rt, &[self.answers[k].rid])? {
@@ -732,6 +828,9 @@ impl Server {
                     .complete_count(me, src as usize)
                     .fetch_add(1, Ordering::Release);
                 Ok(Vec::new())
+            }
+            Kind::Put if head & SPLIT != 0 => {
+                return self.receive_put(rt, src, head, seq, &segs);
             }
             Kind::Put => self.place(&segs).map(|at| {
                 // SAFETY: the segments lie in this rank's window memory (checked by
@@ -863,6 +962,63 @@ impl Server {
         if let Err(e) = r {
             self.errors.entry(src).or_insert(e);
         }
+        Ok(())
+    }
+}
+
+impl Server {
+    /// Posts the receive of a [`SPLIT`] put's data: straight into the window memory when
+    /// it has one target segment, else into a buffer scattered once it arrived; a refused
+    /// request's data is drained. Answered (if asked) once it landed, or at once when
+    /// refused.
+    fn receive_put(
+        &mut self,
+        rt: &mut Runtime,
+        src: i32,
+        head: u64,
+        seq: u64,
+        segs: &[(usize, usize)],
+    ) -> MpiResult<()> {
+        let total = segs.iter().map(|s| s.1).sum();
+        let placed = self.place(segs);
+        let (mut buf, scatter) = match &placed {
+            Ok(at) if at.len() == 1 => (Vec::new(), Vec::new()),
+            Ok(at) => (vec![0u8; total], at.clone()),
+            Err(_) => (vec![0u8; total], Vec::new()),
+        };
+        let into: &mut [u8] = match &placed {
+            // SAFETY: one segment of this rank's window memory (`place`), which lives until
+            // the window is freed, and the window is not freed while data is arriving
+            // (`Shared::busy`). Only this origin's conflicting accesses could touch it
+            // before it lands, and its release, flushes and completes wait (`holds`).
+            Ok(at) if at.len() == 1 => unsafe {
+                std::slice::from_raw_parts_mut(at[0].0 as *mut u8, at[0].1)
+            },
+            _ => &mut buf,
+        };
+        let rid = team::post_recv(rt, self.comm, src, tag::rma_data(seq), into)?;
+        let asked = head & ANSWER != 0;
+        if let Err(e) = placed {
+            self.arrivals.push(Arrival {
+                rid,
+                from: src,
+                buf,
+                scatter,
+                answer: None,
+            });
+            if asked {
+                return self.answer(rt, src, seq, Err(e));
+            }
+            self.errors.entry(src).or_insert(e);
+            return Ok(());
+        }
+        self.arrivals.push(Arrival {
+            rid,
+            from: src,
+            buf,
+            scatter,
+            answer: asked.then_some(seq),
+        });
         Ok(())
     }
 }
@@ -1018,6 +1174,16 @@ mod tests {
         let split = Call::get(1, 3, big.clone(), &big);
         assert!(round_trip(&split).head & SPLIT != 0);
         assert!(split.answer == 0 && matches!(split.land, Landing::Placed(_)));
+        // A large put's data goes from the origin buffer by a send of its own.
+        // SAFETY: the buffer is not read until the call is started (never here).
+        let split = unsafe { Call::put(1, 3, &big, &big, false) };
+        let r = round_trip(&split);
+        assert!(r.head & SPLIT != 0 && r.data.is_empty() && r.segs == vec![(0, SPLIT_MIN)]);
+        assert!(matches!(
+            split.data_from,
+            Some(Shape::Contig { len: SPLIT_MIN, .. })
+        ));
+        assert!(put.data_from.is_none() && round_trip(&put).head & SPLIT == 0);
         // SAFETY: as above.
         let acc =
             unsafe { Call::accumulate(1, 2, &o, &t, Some(o.clone()), MPI_SUM, MPI_INT, false) };
@@ -1106,5 +1272,8 @@ mod tests {
         let b = tag::rma_reply(2);
         assert_ne!(a, b);
         assert!(a < tag::RMA);
+        // Put data never matches an answer, whoever numbered them.
+        assert!((1..1000).all(|s| tag::rma_data(s) < tag::rma_reply(u64::MAX % (1 << 24))));
+        assert_ne!(tag::rma_data(1), tag::rma_data(2));
     }
 }
