@@ -33,6 +33,9 @@
  *   put_bw     MPI_Put bandwidth, the same way: -w MPI_Put of the size from one local
  *              buffer into rank 1's window, then MPI_Win_flush (as osu_put_bw does).
  *              Rank 1 checks the bytes put after the loop.
+ *   acc_bw     MPI_Accumulate(MPI_SUM) bandwidth, the same way: -w accumulates of the size
+ *              (in MPI_DOUBLE elements of 1.0) into rank 1's window, then MPI_Win_flush.
+ *              Rank 1 checks the sums (the calls made) after the loop.
  *   halo_shm   1-D ring halo exchange through MPI_Win_allocate_shared on the node
  *              communicator (MPI_Comm_split_type SHARED): each rank writes its two
  *              boundaries (-s bytes of doubles each, default 64 KiB) into its window
@@ -69,7 +72,7 @@
 
 #include <stdint.h>
 
-enum op { OP_PUT, OP_ACC, OP_FOP, OP_CAS, OP_FOP_ALL, OP_ACC_ALL, OP_FENCE, OP_FENCE_PUT, OP_LOCK, OP_LOCK_PUT, OP_GET, OP_PUT_BW, OP_HALO_SHM,
+enum op { OP_PUT, OP_ACC, OP_FOP, OP_CAS, OP_FOP_ALL, OP_ACC_ALL, OP_FENCE, OP_FENCE_PUT, OP_LOCK, OP_LOCK_PUT, OP_GET, OP_PUT_BW, OP_ACC_BW, OP_HALO_SHM,
           OP_HALO_SR };
 
 static const struct {
@@ -82,6 +85,7 @@ static const struct {
     {"fence", OP_FENCE},   {"fence_put", OP_FENCE_PUT},
     {"lock", OP_LOCK},     {"lock_put", OP_LOCK_PUT},
     {"get", OP_GET},       {"put_bw", OP_PUT_BW},
+    {"acc_bw", OP_ACC_BW},
     {"halo_shm", OP_HALO_SHM},
     {"halo_sendrecv", OP_HALO_SR},
 };
@@ -462,10 +466,26 @@ static void fence_case(enum op op)
 
 struct get {
     MPI_Win win;
-    char *dst; /* the local buffer: got into, or put from */
+    char *dst; /* the local buffer: got into, or put (accumulated) from */
     long size;
     int window;
 };
+
+static double acc_bw_loop(void *vctx, long first, long n)
+{
+    struct get *c = vctx;
+    double t0 = MPI_Wtime();
+    long i;
+    int j;
+    (void)first;
+    for (i = 0; i < n; i++) {
+        for (j = 0; j < c->window; j++)
+            MPI_Accumulate(c->dst, (int)(c->size / 8), MPI_DOUBLE, 1, 0, (int)(c->size / 8),
+                           MPI_DOUBLE, MPI_SUM, c->win);
+        MPI_Win_flush(1, c->win);
+    }
+    return MPI_Wtime() - t0;
+}
 
 static double put_loop(void *vctx, long first, long n)
 {
@@ -497,6 +517,7 @@ static double get_loop(void *vctx, long first, long n)
     return MPI_Wtime() - t0;
 }
 
+/* put: 0 get, 1 put, 2 accumulate. */
 static void get_case(const long *sizes, int nsizes, int window, int put)
 {
     struct get c;
@@ -514,7 +535,13 @@ static void get_case(const long *sizes, int nsizes, int window, int put)
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, c.win);
     for (j = 0; j < max; j++) base[j] = (char)(j * 7 + rank);
     MPI_Win_unlock(rank, c.win);
-    if (rank == 0 && put) {
+    if (rank == 0 && put == 2) {
+        printf("# hympi-bench RMA: MPI_Accumulate(MPI_SUM, MPI_DOUBLE) bandwidth, rank 0 adds "
+               "to rank 1 (lock_all held, %d accumulates + MPI_Win_flush per iteration), %d "
+               "ranks\n", window, nranks);
+        printf("# Size      Bandwidth (GB/s)     Time/acc (us)\n");
+        fflush(stdout);
+    } else if (rank == 0 && put) {
         printf("# hympi-bench RMA: MPI_Put bandwidth, rank 0 writes rank 1 (lock_all held, "
                "%d puts + MPI_Win_flush per iteration), %d ranks\n", window, nranks);
         printf("# Size      Bandwidth (GB/s)     Time/put (us)\n");
@@ -529,8 +556,18 @@ static void get_case(const long *sizes, int nsizes, int window, int put)
         long iters, total;
         double t = 0;
         c.size = sizes[k];
+        if (put == 2 && rank == 1) {
+            MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c.win);
+            memset(base, 0, (size_t)c.size);
+            MPI_Win_unlock(1, c.win);
+        }
         MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0 && put) {
+        if (rank == 0 && put == 2) {
+            for (j = 0; j < c.size / 8; j++) ((double *)c.dst)[j] = 1.0;
+            MPI_Win_lock_all(0, c.win);
+            t = timed(acc_bw_loop, &c, MPI_COMM_NULL, &iters, &total);
+            MPI_Win_unlock_all(c.win);
+        } else if (rank == 0 && put) {
             for (j = 0; j < c.size; j++) c.dst[j] = (char)(j * 5 + k + 3);
             MPI_Win_lock_all(0, c.win);
             t = timed(put_loop, &c, MPI_COMM_NULL, &iters, &total);
@@ -549,7 +586,17 @@ static void get_case(const long *sizes, int nsizes, int window, int put)
                    t * 1e6 / ((double)window * (double)iters));
             fflush(stdout);
         }
-        if (put) {
+        if (put == 2) {
+            double calls = 0;
+            if (rank == 0) calls = (double)total * (double)window;
+            MPI_Bcast(&calls, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+            if (rank == 1) {
+                const double *sum = (const double *)base;
+                MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c.win);
+                if (sum[0] != calls || sum[c.size / 8 - 1] != calls) fail("sums accumulated");
+                MPI_Win_unlock(1, c.win);
+            }
+        } else if (put) {
             MPI_Barrier(MPI_COMM_WORLD);
             if (rank == 1) {
                 MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c.win);
@@ -724,7 +771,7 @@ int main(int argc, char **argv)
             break;
         default:
             if (rank == 0)
-                fprintf(stderr, "usage: %s [-o put|acc|fence|fence_put|lock|lock_put|get|put_bw|"
+                fprintf(stderr, "usage: %s [-o put|acc|fence|fence_put|lock|lock_put|get|put_bw|acc_bw|"
                                 "halo_shm|halo_sendrecv] [-s sizes] [-t seconds] [-i iters] "
                                 "[-x skip] [-w gets per flush]\n", argv[0]);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -765,12 +812,13 @@ int main(int argc, char **argv)
         break;
     case OP_GET:
     case OP_PUT_BW:
+    case OP_ACC_BW:
         if (!nsizes) {
             sizes[nsizes++] = 64L * 1024;
             sizes[nsizes++] = 1024L * 1024;
             sizes[nsizes++] = 4L * 1024 * 1024;
         }
-        get_case(sizes, nsizes, window, op == OP_PUT_BW);
+        get_case(sizes, nsizes, window, op == OP_PUT_BW ? 1 : op == OP_ACC_BW ? 2 : 0);
         break;
     case OP_FOP_ALL:
     case OP_ACC_ALL:
