@@ -36,6 +36,8 @@
  *   acc_bw     MPI_Accumulate(MPI_SUM) bandwidth, the same way: -w accumulates of the size
  *              (in MPI_DOUBLE elements of 1.0) into rank 1's window, then MPI_Win_flush.
  *              Rank 1 checks the sums (the calls made) after the loop.
+ *   getacc_bw  the same with MPI_Get_accumulate(MPI_SUM), the old values fetched into a
+ *              second local buffer of the size.
  *   halo_shm   1-D ring halo exchange through MPI_Win_allocate_shared on the node
  *              communicator (MPI_Comm_split_type SHARED): each rank writes its two
  *              boundaries (-s bytes of doubles each, default 64 KiB) into its window
@@ -72,7 +74,7 @@
 
 #include <stdint.h>
 
-enum op { OP_PUT, OP_ACC, OP_FOP, OP_CAS, OP_FOP_ALL, OP_ACC_ALL, OP_FENCE, OP_FENCE_PUT, OP_LOCK, OP_LOCK_PUT, OP_GET, OP_PUT_BW, OP_ACC_BW, OP_HALO_SHM,
+enum op { OP_PUT, OP_ACC, OP_FOP, OP_CAS, OP_FOP_ALL, OP_ACC_ALL, OP_FENCE, OP_FENCE_PUT, OP_LOCK, OP_LOCK_PUT, OP_GET, OP_PUT_BW, OP_ACC_BW, OP_GETACC_BW, OP_HALO_SHM,
           OP_HALO_SR };
 
 static const struct {
@@ -85,7 +87,7 @@ static const struct {
     {"fence", OP_FENCE},   {"fence_put", OP_FENCE_PUT},
     {"lock", OP_LOCK},     {"lock_put", OP_LOCK_PUT},
     {"get", OP_GET},       {"put_bw", OP_PUT_BW},
-    {"acc_bw", OP_ACC_BW},
+    {"acc_bw", OP_ACC_BW}, {"getacc_bw", OP_GETACC_BW},
     {"halo_shm", OP_HALO_SHM},
     {"halo_sendrecv", OP_HALO_SR},
 };
@@ -467,6 +469,7 @@ static void fence_case(enum op op)
 struct get {
     MPI_Win win;
     char *dst; /* the local buffer: got into, or put (accumulated) from */
+    char *res; /* fetched into (getacc_bw) */
     long size;
     int window;
 };
@@ -480,7 +483,12 @@ static double acc_bw_loop(void *vctx, long first, long n)
     (void)first;
     for (i = 0; i < n; i++) {
         for (j = 0; j < c->window; j++)
-            MPI_Accumulate(c->dst, (int)(c->size / 8), MPI_DOUBLE, 1, 0, (int)(c->size / 8),
+            if (c->res)
+                MPI_Get_accumulate(c->dst, (int)(c->size / 8), MPI_DOUBLE, c->res,
+                                   (int)(c->size / 8), MPI_DOUBLE, 1, 0, (int)(c->size / 8),
+                                   MPI_DOUBLE, MPI_SUM, c->win);
+            else
+                MPI_Accumulate(c->dst, (int)(c->size / 8), MPI_DOUBLE, 1, 0, (int)(c->size / 8),
                            MPI_DOUBLE, MPI_SUM, c->win);
         MPI_Win_flush(1, c->win);
     }
@@ -517,7 +525,7 @@ static double get_loop(void *vctx, long first, long n)
     return MPI_Wtime() - t0;
 }
 
-/* put: 0 get, 1 put, 2 accumulate. */
+/* put: 0 get, 1 put, 2 accumulate, 3 get_accumulate. */
 static void get_case(const long *sizes, int nsizes, int window, int put)
 {
     struct get c;
@@ -531,11 +539,18 @@ static void get_case(const long *sizes, int nsizes, int window, int put)
     c.win = win_alloc(max < MIN_WIN ? MIN_WIN : max, MPI_COMM_WORLD, 0, &base);
     if (c.win == MPI_WIN_NULL) unsupported("MPI_Win_allocate failed");
     c.dst = bench_alloc(max, 0);
-    if (!c.dst) MPI_Abort(MPI_COMM_WORLD, 3);
+    c.res = put == 3 ? bench_alloc(max, 0) : NULL;
+    if (!c.dst || (put == 3 && !c.res)) MPI_Abort(MPI_COMM_WORLD, 3);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, c.win);
     for (j = 0; j < max; j++) base[j] = (char)(j * 7 + rank);
     MPI_Win_unlock(rank, c.win);
-    if (rank == 0 && put == 2) {
+    if (rank == 0 && put == 3) {
+        printf("# hympi-bench RMA: MPI_Get_accumulate(MPI_SUM, MPI_DOUBLE) bandwidth, rank 0 "
+               "adds to rank 1 and fetches (lock_all held, %d calls + MPI_Win_flush per "
+               "iteration), %d ranks\n", window, nranks);
+        printf("# Size      Bandwidth (GB/s)     Time/getacc (us)\n");
+        fflush(stdout);
+    } else if (rank == 0 && put == 2) {
         printf("# hympi-bench RMA: MPI_Accumulate(MPI_SUM, MPI_DOUBLE) bandwidth, rank 0 adds "
                "to rank 1 (lock_all held, %d accumulates + MPI_Win_flush per iteration), %d "
                "ranks\n", window, nranks);
@@ -556,13 +571,13 @@ static void get_case(const long *sizes, int nsizes, int window, int put)
         long iters, total;
         double t = 0;
         c.size = sizes[k];
-        if (put == 2 && rank == 1) {
+        if (put >= 2 && rank == 1) {
             MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c.win);
             memset(base, 0, (size_t)c.size);
             MPI_Win_unlock(1, c.win);
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0 && put == 2) {
+        if (rank == 0 && put >= 2) {
             for (j = 0; j < c.size / 8; j++) ((double *)c.dst)[j] = 1.0;
             MPI_Win_lock_all(0, c.win);
             t = timed(acc_bw_loop, &c, MPI_COMM_NULL, &iters, &total);
@@ -586,7 +601,15 @@ static void get_case(const long *sizes, int nsizes, int window, int put)
                    t * 1e6 / ((double)window * (double)iters));
             fflush(stdout);
         }
-        if (put == 2) {
+        if (put == 3 && rank == 0) {
+            /* The last iteration's calls fetched the sums of the calls before each; they
+             * all wrote the one result buffer, in an order MPI leaves open. */
+            double last = (double)total * (double)window - 1.0, lo = last - window + 1;
+            const double *r = (const double *)c.res;
+            if (r[0] < lo || r[0] > last || r[c.size / 8 - 1] < lo || r[c.size / 8 - 1] > last)
+                fail("values fetched");
+        }
+        if (put >= 2) {
             double calls = 0;
             if (rank == 0) calls = (double)total * (double)window;
             MPI_Bcast(&calls, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
@@ -610,6 +633,7 @@ static void get_case(const long *sizes, int nsizes, int window, int put)
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Win_free(&c.win);
     free(c.dst);
+    free(c.res);
 }
 
 /* ---- halo exchange -------------------------------------------------------------------- */
@@ -771,7 +795,7 @@ int main(int argc, char **argv)
             break;
         default:
             if (rank == 0)
-                fprintf(stderr, "usage: %s [-o put|acc|fence|fence_put|lock|lock_put|get|put_bw|acc_bw|"
+                fprintf(stderr, "usage: %s [-o put|acc|fence|fence_put|lock|lock_put|get|put_bw|acc_bw|getacc_bw|"
                                 "halo_shm|halo_sendrecv] [-s sizes] [-t seconds] [-i iters] "
                                 "[-x skip] [-w gets per flush]\n", argv[0]);
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -813,12 +837,14 @@ int main(int argc, char **argv)
     case OP_GET:
     case OP_PUT_BW:
     case OP_ACC_BW:
+    case OP_GETACC_BW:
         if (!nsizes) {
             sizes[nsizes++] = 64L * 1024;
             sizes[nsizes++] = 1024L * 1024;
             sizes[nsizes++] = 4L * 1024 * 1024;
         }
-        get_case(sizes, nsizes, window, op == OP_PUT_BW ? 1 : op == OP_ACC_BW ? 2 : 0);
+        get_case(sizes, nsizes, window,
+                 op == OP_PUT_BW ? 1 : op == OP_ACC_BW ? 2 : op == OP_GETACC_BW ? 3 : 0);
         break;
     case OP_FOP_ALL:
     case OP_ACC_ALL:

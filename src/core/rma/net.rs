@@ -97,7 +97,12 @@ const ANSWER: u64 = 1 << 18;
 /// answers, if asked, once it landed; without the flag, it is packed into the request. An
 /// accumulate's goes the same way, and the server applies the request once it arrived.
 const SPLIT: u64 = 1 << 19;
-/// Gets, puts and accumulates of at least this many bytes are [`SPLIT`]: below, the copy
+/// Flag of the first word of a fetching accumulate: the old data comes back as a message of
+/// its own under the answer's sequence plus one, received straight into the result buffer
+/// (the answer carries only the error class), as a [`SPLIT`] get's.
+const FETCH_APART: u64 = 1 << 20;
+/// Gets, puts and accumulates of at least this many bytes are [`SPLIT`] (fetching
+/// accumulates [`FETCH_APART`]): below, the copy
 /// costs less than a second message.
 const SPLIT_MIN: usize = 16 * 1024;
 /// Words before the segments.
@@ -324,6 +329,10 @@ impl Call {
         if split {
             flags |= SPLIT;
         }
+        let apart = result.is_some() && t.bytes() >= SPLIT_MIN;
+        if apart {
+            flags |= FETCH_APART | ANSWER;
+        }
         let p = Parts {
             flags,
             op,
@@ -332,6 +341,7 @@ impl Call {
             data,
         };
         let (n, land) = match result {
+            Some(r) if apart => (0, Landing::Placed(r)),
             Some(r) => (t.bytes(), Landing::Shape(r)),
             None => (0, Landing::Nothing),
         };
@@ -954,17 +964,7 @@ impl Server {
                     Ok(at) => Ok(unsafe { gather(&at) }),
                     Err(e) => Err(e),
                 };
-                let (data, r) = match r {
-                    Ok(data) => (data, Ok(Vec::new())),
-                    Err(e) => (Vec::new(), Err(e)),
-                };
-                let rid = team::post_send(rt, self.comm, src, data_tag, &data)?;
-                self.answers.push(Answer {
-                    rid,
-                    _buf: data,
-                    reads_for: None,
-                });
-                r
+                return self.answer_apart(rt, src, seq, r);
             }
             Kind::Get => self.place(&segs).map(|at| {
                 // SAFETY: as for `Put`, reading.
@@ -1052,6 +1052,9 @@ impl Server {
                 Err(e) => Err(e),
             },
         };
+        if kind == Kind::Acc && head & FETCH_APART != 0 {
+            return self.answer_apart(rt, src, seq, r);
+        }
         if head & ANSWER != 0 {
             return self.answer(rt, src, seq, r);
         }
@@ -1059,6 +1062,29 @@ impl Server {
             self.errors.entry(src).or_insert(e);
         }
         Ok(())
+    }
+
+    /// Answers the request numbered `seq` with its data as a message of its own under the
+    /// next sequence (empty after an error), then the class ([`SPLIT`] gets,
+    /// [`FETCH_APART`] accumulates).
+    fn answer_apart(
+        &mut self,
+        rt: &mut Runtime,
+        src: i32,
+        seq: u64,
+        r: Result<Vec<u8>, Refusal>,
+    ) -> MpiResult<()> {
+        let (data, r) = match r {
+            Ok(data) => (data, Ok(Vec::new())),
+            Err(e) => (Vec::new(), Err(e)),
+        };
+        let rid = team::post_send(rt, self.comm, src, tag::rma_reply(seq + 1), &data)?;
+        self.answers.push(Answer {
+            rid,
+            _buf: data,
+            reads_for: None,
+        });
+        self.answer(rt, src, seq, r)
     }
 }
 
@@ -1325,12 +1351,16 @@ mod tests {
             )
         };
         assert!(round_trip(&read).head & SPLIT == 0 && read.data_from.is_none());
+        // A large fetch's old data lands straight in the result buffer.
+        let r = round_trip(&read);
+        assert!(r.head & FETCH_APART != 0 && r.head & ANSWER != 0 && read.answered);
+        assert!(read.answer == 0 && matches!(read.land, Landing::Placed(_)));
         // SAFETY: as above.
         let acc =
             unsafe { Call::accumulate(1, 2, &o, &t, Some(o.clone()), MPI_SUM, MPI_INT, false) };
         let r = round_trip(&acc);
         assert_eq!((r.kind, r.op, r.basic), (Kind::Acc, MPI_SUM, MPI_INT));
-        assert!(r.head & FETCH != 0);
+        assert!(r.head & FETCH != 0 && r.head & FETCH_APART == 0);
         // SAFETY: as above; `MPI_NO_OP` carries no data.
         let read =
             unsafe { Call::accumulate(1, 2, &o, &t, Some(o.clone()), MPI_NO_OP, MPI_INT, false) };
