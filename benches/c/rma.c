@@ -464,170 +464,143 @@ static void fence_case(enum op op)
     MPI_Win_free(&c.win);
 }
 
-/* ---- get and put bandwidth ----------------------------------------------------------- */
+/* ---- get, put and accumulate bandwidth --------------------------------------------- */
 
-struct get {
+enum bw_kind { BW_GET, BW_PUT, BW_ACC, BW_GETACC };
+
+/* Per kind: the header's title and the time column's name. */
+static const struct {
+    const char *title, *column;
+} BW_NAMES[] = {
+    [BW_GET] = {"MPI_Get bandwidth, rank 0 reads rank 1", "Time/get (us)"},
+    [BW_PUT] = {"MPI_Put bandwidth, rank 0 writes rank 1", "Time/put (us)"},
+    [BW_ACC] = {"MPI_Accumulate(MPI_SUM, MPI_DOUBLE) bandwidth, rank 0 adds to rank 1",
+                "Time/acc (us)"},
+    [BW_GETACC] = {"MPI_Get_accumulate(MPI_SUM, MPI_DOUBLE) bandwidth, rank 0 adds to rank 1 "
+                   "and fetches", "Time/getacc (us)"},
+};
+
+struct bw {
+    enum bw_kind kind;
     MPI_Win win;
     char *dst; /* the local buffer: got into, or put (accumulated) from */
-    char *res; /* fetched into (getacc_bw) */
+    char *res; /* fetched into (BW_GETACC) */
     long size;
     int window;
 };
 
-static double acc_bw_loop(void *vctx, long first, long n)
+static double bw_loop(void *vctx, long first, long n)
 {
-    struct get *c = vctx;
+    struct bw *c = vctx;
+    int bytes = (int)c->size, doubles = (int)(c->size / 8);
     double t0 = MPI_Wtime();
     long i;
     int j;
     (void)first;
     for (i = 0; i < n; i++) {
-        for (j = 0; j < c->window; j++)
-            if (c->res)
-                MPI_Get_accumulate(c->dst, (int)(c->size / 8), MPI_DOUBLE, c->res,
-                                   (int)(c->size / 8), MPI_DOUBLE, 1, 0, (int)(c->size / 8),
-                                   MPI_DOUBLE, MPI_SUM, c->win);
-            else
-                MPI_Accumulate(c->dst, (int)(c->size / 8), MPI_DOUBLE, 1, 0, (int)(c->size / 8),
-                           MPI_DOUBLE, MPI_SUM, c->win);
+        for (j = 0; j < c->window; j++) {
+            switch (c->kind) {
+            case BW_GET:
+                MPI_Get(c->dst, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, c->win);
+                break;
+            case BW_PUT:
+                MPI_Put(c->dst, bytes, MPI_BYTE, 1, 0, bytes, MPI_BYTE, c->win);
+                break;
+            case BW_ACC:
+                MPI_Accumulate(c->dst, doubles, MPI_DOUBLE, 1, 0, doubles, MPI_DOUBLE, MPI_SUM,
+                               c->win);
+                break;
+            case BW_GETACC:
+                MPI_Get_accumulate(c->dst, doubles, MPI_DOUBLE, c->res, doubles, MPI_DOUBLE, 1, 0,
+                                   doubles, MPI_DOUBLE, MPI_SUM, c->win);
+                break;
+            }
+        }
         MPI_Win_flush(1, c->win);
     }
     return MPI_Wtime() - t0;
 }
 
-static double put_loop(void *vctx, long first, long n)
+/* Checks at rank 1, after size index k of `kind` ran `calls` calls, what its window holds. */
+static void bw_check_target(const struct bw *c, const char *base, int k, double calls)
 {
-    struct get *c = vctx;
-    double t0 = MPI_Wtime();
-    long i;
-    int j;
-    (void)first;
-    for (i = 0; i < n; i++) {
-        for (j = 0; j < c->window; j++)
-            MPI_Put(c->dst, (int)c->size, MPI_BYTE, 1, 0, (int)c->size, MPI_BYTE, c->win);
-        MPI_Win_flush(1, c->win);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c->win);
+    if (c->kind == BW_PUT) {
+        if (base[0] != (char)(k + 3) || base[c->size - 1] != (char)((c->size - 1) * 5 + k + 3))
+            fail("bytes put");
+    } else {
+        const double *sum = (const double *)base;
+        if (sum[0] != calls || sum[c->size / 8 - 1] != calls) fail("sums accumulated");
     }
-    return MPI_Wtime() - t0;
+    MPI_Win_unlock(1, c->win);
 }
 
-static double get_loop(void *vctx, long first, long n)
+static void bw_case(const long *sizes, int nsizes, int window, enum bw_kind kind)
 {
-    struct get *c = vctx;
-    double t0 = MPI_Wtime();
-    long i;
-    int j;
-    (void)first;
-    for (i = 0; i < n; i++) {
-        for (j = 0; j < c->window; j++)
-            MPI_Get(c->dst, (int)c->size, MPI_BYTE, 1, 0, (int)c->size, MPI_BYTE, c->win);
-        MPI_Win_flush(1, c->win);
-    }
-    return MPI_Wtime() - t0;
-}
-
-/* put: 0 get, 1 put, 2 accumulate, 3 get_accumulate. */
-static void get_case(const long *sizes, int nsizes, int window, int put)
-{
-    struct get c;
+    struct bw c;
     long max = 0, j;
     char *base = NULL;
-    int k;
+    int k, accumulates = kind == BW_ACC || kind == BW_GETACC;
 
     for (k = 0; k < nsizes; k++)
         if (sizes[k] > max) max = sizes[k];
+    c.kind = kind;
     c.window = window;
     c.win = win_alloc(max < MIN_WIN ? MIN_WIN : max, MPI_COMM_WORLD, 0, &base);
     if (c.win == MPI_WIN_NULL) unsupported("MPI_Win_allocate failed");
     c.dst = bench_alloc(max, 0);
-    c.res = put == 3 ? bench_alloc(max, 0) : NULL;
-    if (!c.dst || (put == 3 && !c.res)) MPI_Abort(MPI_COMM_WORLD, 3);
+    c.res = kind == BW_GETACC ? bench_alloc(max, 0) : NULL;
+    if (!c.dst || (kind == BW_GETACC && !c.res)) MPI_Abort(MPI_COMM_WORLD, 3);
     MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, c.win);
     for (j = 0; j < max; j++) base[j] = (char)(j * 7 + rank);
     MPI_Win_unlock(rank, c.win);
-    if (rank == 0 && put == 3) {
-        printf("# hympi-bench RMA: MPI_Get_accumulate(MPI_SUM, MPI_DOUBLE) bandwidth, rank 0 "
-               "adds to rank 1 and fetches (lock_all held, %d calls + MPI_Win_flush per "
-               "iteration), %d ranks\n", window, nranks);
-        printf("# Size      Bandwidth (GB/s)     Time/getacc (us)\n");
-        fflush(stdout);
-    } else if (rank == 0 && put == 2) {
-        printf("# hympi-bench RMA: MPI_Accumulate(MPI_SUM, MPI_DOUBLE) bandwidth, rank 0 adds "
-               "to rank 1 (lock_all held, %d accumulates + MPI_Win_flush per iteration), %d "
-               "ranks\n", window, nranks);
-        printf("# Size      Bandwidth (GB/s)     Time/acc (us)\n");
-        fflush(stdout);
-    } else if (rank == 0 && put) {
-        printf("# hympi-bench RMA: MPI_Put bandwidth, rank 0 writes rank 1 (lock_all held, "
-               "%d puts + MPI_Win_flush per iteration), %d ranks\n", window, nranks);
-        printf("# Size      Bandwidth (GB/s)     Time/put (us)\n");
-        fflush(stdout);
-    } else if (rank == 0) {
-        printf("# hympi-bench RMA: MPI_Get bandwidth, rank 0 reads rank 1 (lock_all held, "
-               "%d gets + MPI_Win_flush per iteration), %d ranks\n", window, nranks);
-        printf("# Size      Bandwidth (GB/s)     Time/get (us)\n");
+    if (rank == 0) {
+        printf("# hympi-bench RMA: %s (lock_all held, %d calls + MPI_Win_flush per iteration), "
+               "%d ranks\n", BW_NAMES[kind].title, window, nranks);
+        printf("# Size      Bandwidth (GB/s)     %s\n", BW_NAMES[kind].column);
         fflush(stdout);
     }
     for (k = 0; k < nsizes; k++) {
-        long iters, total;
-        double t = 0;
+        long iters = 0, total = 0;
+        double t = 0, calls = 0;
         c.size = sizes[k];
-        if (put >= 2 && rank == 1) {
+        if (accumulates && rank == 1) {
             MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c.win);
             memset(base, 0, (size_t)c.size);
             MPI_Win_unlock(1, c.win);
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        if (rank == 0 && put >= 2) {
-            for (j = 0; j < c.size / 8; j++) ((double *)c.dst)[j] = 1.0;
-            MPI_Win_lock_all(0, c.win);
-            t = timed(acc_bw_loop, &c, MPI_COMM_NULL, &iters, &total);
-            MPI_Win_unlock_all(c.win);
-        } else if (rank == 0 && put) {
-            for (j = 0; j < c.size; j++) c.dst[j] = (char)(j * 5 + k + 3);
-            MPI_Win_lock_all(0, c.win);
-            t = timed(put_loop, &c, MPI_COMM_NULL, &iters, &total);
-            MPI_Win_unlock_all(c.win);
-        } else if (rank == 0) {
-            memset(c.dst, 0, (size_t)c.size);
-            MPI_Win_lock_all(0, c.win);
-            t = timed(get_loop, &c, MPI_COMM_NULL, &iters, &total);
-            MPI_Win_unlock_all(c.win);
-            if (c.dst[0] != (char)1 || c.dst[c.size - 1] != (char)((c.size - 1) * 7 + 1))
-                fail("bytes got");
-        }
         if (rank == 0) {
+            if (accumulates)
+                for (j = 0; j < c.size / 8; j++) ((double *)c.dst)[j] = 1.0;
+            else if (kind == BW_PUT)
+                for (j = 0; j < c.size; j++) c.dst[j] = (char)(j * 5 + k + 3);
+            else
+                memset(c.dst, 0, (size_t)c.size);
+            MPI_Win_lock_all(0, c.win);
+            t = timed(bw_loop, &c, MPI_COMM_NULL, &iters, &total);
+            MPI_Win_unlock_all(c.win);
+            calls = (double)total * (double)window;
+            if (kind == BW_GET &&
+                (c.dst[0] != (char)1 || c.dst[c.size - 1] != (char)((c.size - 1) * 7 + 1)))
+                fail("bytes got");
+            if (kind == BW_GETACC) {
+                /* The last iteration's calls fetched the sums of the calls before each; they
+                 * all wrote the one result buffer, in an order MPI leaves open. */
+                double last = calls - 1.0, lo = last - window + 1;
+                const double *r = (const double *)c.res;
+                if (r[0] < lo || r[0] > last || r[c.size / 8 - 1] < lo ||
+                    r[c.size / 8 - 1] > last)
+                    fail("values fetched");
+            }
             printf("%-10ld%18.3f%18.3f\n", c.size,
                    (double)c.size * (double)window * (double)iters / t / 1e9,
                    t * 1e6 / ((double)window * (double)iters));
             fflush(stdout);
         }
-        if (put == 3 && rank == 0) {
-            /* The last iteration's calls fetched the sums of the calls before each; they
-             * all wrote the one result buffer, in an order MPI leaves open. */
-            double last = (double)total * (double)window - 1.0, lo = last - window + 1;
-            const double *r = (const double *)c.res;
-            if (r[0] < lo || r[0] > last || r[c.size / 8 - 1] < lo || r[c.size / 8 - 1] > last)
-                fail("values fetched");
-        }
-        if (put >= 2) {
-            double calls = 0;
-            if (rank == 0) calls = (double)total * (double)window;
+        if (kind != BW_GET) {
             MPI_Bcast(&calls, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-            if (rank == 1) {
-                const double *sum = (const double *)base;
-                MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c.win);
-                if (sum[0] != calls || sum[c.size / 8 - 1] != calls) fail("sums accumulated");
-                MPI_Win_unlock(1, c.win);
-            }
-        } else if (put) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            if (rank == 1) {
-                MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, c.win);
-                if (base[0] != (char)(k + 3) ||
-                    base[c.size - 1] != (char)((c.size - 1) * 5 + k + 3))
-                    fail("bytes put");
-                MPI_Win_unlock(1, c.win);
-            }
+            if (rank == 1) bw_check_target(&c, base, k, calls);
         }
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -843,8 +816,11 @@ int main(int argc, char **argv)
             sizes[nsizes++] = 1024L * 1024;
             sizes[nsizes++] = 4L * 1024 * 1024;
         }
-        get_case(sizes, nsizes, window,
-                 op == OP_PUT_BW ? 1 : op == OP_ACC_BW ? 2 : op == OP_GETACC_BW ? 3 : 0);
+        bw_case(sizes, nsizes, window,
+                op == OP_PUT_BW      ? BW_PUT
+                : op == OP_ACC_BW    ? BW_ACC
+                : op == OP_GETACC_BW ? BW_GETACC
+                                     : BW_GET);
         break;
     case OP_FOP_ALL:
     case OP_ACC_ALL:

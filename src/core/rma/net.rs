@@ -23,7 +23,7 @@
 //! Large gets and puts ([`SPLIT`]) move their data as a message of its own, between the
 //! origin buffer and the window memory, without a copy into or out of a request.
 
-use crate::core::datatype;
+use crate::core::datatype::{self, Layout, TypeInfo};
 use crate::core::error::{fail, MpiResult};
 use crate::core::objects::team::{self, tag};
 use crate::core::op::Builtin;
@@ -423,29 +423,35 @@ pub fn start(rt: &mut Runtime, comm: u32, mut call: Call) -> MpiResult<Started> 
     Ok(Started { call, answer, rids })
 }
 
-/// Posts the send of a [`SPLIT`] put's data straight from the origin buffer `o`, which the
-/// caller of the operation keeps unchanged until the operation completes.
-fn post_placed_send(rt: &mut Runtime, comm: u32, dest: i32, tag: i32, o: &Shape) -> MpiResult<u32> {
-    let rid = rt.new_request(ReqKind::Send, comm)?;
-    let (buf, bytes, unit, layout) = match o {
+/// Shape `o` as a message buffer: its address, its bytes (packed), its element type and,
+/// for a derived layout, the layout.
+fn message_parts(o: &Shape) -> (usize, usize, TypeInfo, Option<Layout>) {
+    match o {
         Shape::Contig { addr, len } => (
-            *addr as *const u8,
+            *addr,
             *len,
             datatype::lookup(MPI_BYTE).expect("MPI_BYTE is predefined"),
             None,
         ),
         Shape::Spread { addr, layout } => (
-            *addr as *const u8,
+            *addr,
             layout.bytes(),
             layout.dt.info(),
             Some(layout.clone()),
         ),
-    };
+    }
+}
+
+/// Posts the send of a [`SPLIT`] put's or accumulate's data straight from the origin buffer
+/// `o`, which the caller of the operation keeps unchanged until the operation completes.
+fn post_placed_send(rt: &mut Runtime, comm: u32, dest: i32, tag: i32, o: &Shape) -> MpiResult<u32> {
+    let rid = rt.new_request(ReqKind::Send, comm)?;
+    let (addr, bytes, unit, layout) = message_parts(o);
     let args = SendArgs {
         comm,
         dest,
         tag,
-        buf,
+        buf: addr as *const u8,
         bytes,
         mode: SendMode::Standard,
         unit,
@@ -459,25 +465,15 @@ fn post_placed_send(rt: &mut Runtime, comm: u32, dest: i32, tag: i32, o: &Shape)
 /// caller of the operation keeps writable until the operation completes.
 fn post_placed_recv(rt: &mut Runtime, comm: u32, src: i32, tag: i32, o: &Shape) -> MpiResult<u32> {
     let rid = rt.new_request(ReqKind::Recv, comm)?;
-    let args = match o {
-        Shape::Contig { addr, len } => RecvArgs {
-            comm,
-            src,
-            tag,
-            buf: *addr as *mut u8,
-            cap: *len,
-            unit: datatype::lookup(MPI_BYTE).expect("MPI_BYTE is predefined"),
-            layout: None,
-        },
-        Shape::Spread { addr, layout } => RecvArgs {
-            comm,
-            src,
-            tag,
-            buf: *addr as *mut u8,
-            cap: layout.bytes(),
-            unit: layout.dt.info(),
-            layout: Some(layout.clone()),
-        },
+    let (addr, cap, unit, layout) = message_parts(o);
+    let args = RecvArgs {
+        comm,
+        src,
+        tag,
+        buf: addr as *mut u8,
+        cap,
+        unit,
+        layout,
     };
     rt.start_recv(rid, args)?;
     Ok(rid)
@@ -1120,28 +1116,21 @@ impl Server {
         };
         let rid = team::post_recv(rt, self.comm, src, tag::rma_data(seq), into)?;
         let asked = head & ANSWER != 0;
-        if let Err(e) = placed {
-            self.arrivals.push(Arrival {
-                rid,
-                from: src,
-                buf,
-                scatter,
-                answer: None,
-            });
-            if asked {
-                return self.answer(rt, src, seq, Err(e));
-            }
-            self.errors.entry(src).or_insert(e);
-            return Ok(());
-        }
         self.arrivals.push(Arrival {
             rid,
             from: src,
             buf,
             scatter,
-            answer: asked.then_some(seq),
+            answer: (asked && placed.is_ok()).then_some(seq),
         });
-        Ok(())
+        match placed {
+            Err(e) if asked => self.answer(rt, src, seq, Err(e)),
+            Err(e) => {
+                self.errors.entry(src).or_insert(e);
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+        }
     }
 }
 
