@@ -77,6 +77,14 @@ extern "C" {
         tag: u64,
         ctx: *mut c_void,
     ) -> isize;
+    fn hympi_ofi_tinject(
+        o: *mut RawOfi,
+        buf: *const c_void,
+        len: usize,
+        dest: u64,
+        tag: u64,
+    ) -> isize;
+    fn hympi_ofi_inject_max(o: *const RawOfi) -> u64;
     fn hympi_ofi_trecv(
         o: *mut RawOfi,
         buf: *mut c_void,
@@ -218,6 +226,23 @@ impl Endpoint {
     ) -> isize {
         // SAFETY: the caller's guarantees; `raw` is open.
         unsafe { hympi_ofi_tsend(self.raw, buf.cast(), len, dest, tag, ctx.cast()) }
+    }
+
+    /// Sends `len` bytes at `buf` to `dest` as a tagged inject: the provider has copied them
+    /// when this returns 0, and the send has no completion. 0, `-FI_EAGAIN` or an error; only
+    /// up to [`Endpoint::inject_max`] bytes.
+    ///
+    /// # Safety
+    /// `buf` is readable for `len` bytes.
+    pub unsafe fn tinject(&self, buf: *const u8, len: usize, dest: u64, tag: u64) -> isize {
+        // SAFETY: the caller's guarantee; `raw` is open.
+        unsafe { hympi_ofi_tinject(self.raw, buf.cast(), len, dest, tag) }
+    }
+
+    /// The largest send the provider takes as an inject ([`Endpoint::tinject`]).
+    pub fn inject_max(&self) -> u64 {
+        // SAFETY: `raw` is open.
+        unsafe { hympi_ofi_inject_max(self.raw) }
     }
 
     /// Posts a tagged receive into `buf` from any source: 0, `-FI_EAGAIN` or an error.

@@ -146,6 +146,17 @@ struct Hdr {
 
 const _: () = assert!(HDR == 64);
 
+/// Bytes of a short header: the fields up to `sreq`, for a message whose `rreq` and `addr` are
+/// zero (eager messages, acknowledgements). It lets a small message fit the provider's inject
+/// size (`tcp;ofi_rxm`: 64 bytes, a whole header), which it sends without a completion.
+const SHORT_HDR: usize = std::mem::offset_of!(Hdr, rreq);
+
+/// Set in `Hdr::kind` on the wire: the header is short ([`SHORT_HDR`] bytes, `rreq` and
+/// `addr` zero), its payload follows at that offset.
+const SHORT_BIT: u32 = 1 << 31;
+
+const _: () = assert!(SHORT_HDR == 48 && HELLO_KIND & SHORT_BIT == 0);
+
 /// A rendezvous message being streamed (answer to a `Cts`).
 #[derive(Debug)]
 struct Stream {
@@ -218,6 +229,9 @@ pub struct NetEngine {
     sends_done: Vec<u64>,
     /// Largest message the provider carries in one operation.
     max_msg: usize,
+    /// Largest message (header included) sent as an inject: the provider copies it at once
+    /// and reports no completion, so its buffer is free again right away.
+    inject_max: usize,
     /// Smallest rendezvous received straight into the user buffer (`HYMPI_OFI_DIRECT_MIN`;
     /// `usize::MAX`: never).
     direct_min: usize,
@@ -381,6 +395,7 @@ impl NetEngine {
     ) -> Result<NetEngine, String> {
         let provider = ep.provider();
         let max_msg = ep.max_msg().min(usize::MAX as u64) as usize;
+        let inject_max = ep.inject_max().min(BUF as u64) as usize;
         let size = addrs.len();
         let slots = RX_SLOTS + TX_SLOTS;
         let mut e = NetEngine {
@@ -417,6 +432,7 @@ impl NetEngine {
             direct_wanted: Vec::new(),
             sends_done: Vec::new(),
             max_msg,
+            inject_max,
             direct_min: match config::setting(Knob::OfiDirectMin) {
                 config::Setting::Value(v) => v as usize,
                 _ => usize::MAX,
@@ -619,21 +635,44 @@ impl NetEngine {
         h.job = self.job;
         let n = h.len as usize;
         debug_assert!(n <= PAYLOAD_CAP);
+        // A small message with a short header goes as an inject.
+        let short = h.rreq == 0 && h.addr == 0 && SHORT_HDR + n <= self.inject_max;
+        let head = if short {
+            h.kind |= SHORT_BIT;
+            SHORT_HDR
+        } else {
+            HDR
+        };
         let buf = self.buf(slot);
-        // SAFETY: the send buffer is ours (free) and holds HDR + PAYLOAD_CAP ≥ HDR + n bytes;
-        // it is 8-byte aligned.
+        // SAFETY: the send buffer is ours (free) and holds HDR + PAYLOAD_CAP ≥ head + n bytes;
+        // it is 8-byte aligned. The payload goes after the header's wire length (over the
+        // zero `rreq` and `addr` of a short one).
         unsafe {
             buf.cast::<Hdr>().write(h);
-            fill(std::slice::from_raw_parts_mut(buf.add(HDR), n));
+            fill(std::slice::from_raw_parts_mut(buf.add(head), n));
         }
-        let ctx = self.ctx(slot);
         let to = self.addrs[(dest & !NET_PEER) as usize];
-        // SAFETY: buffer and context stay ours until the send's completion returns the slot.
-        let rc = unsafe { self.ep.tsend(buf, HDR + n, to, TAG_MSG, ctx) };
-        if rc == 0 {
-            return true;
-        }
-        self.tx_free.push(slot);
+        let rc = if head + n <= self.inject_max {
+            // SAFETY: the buffer holds head + n bytes, copied by the provider before it
+            // returns.
+            let rc = unsafe { self.ep.tinject(buf, head + n, to, TAG_MSG) };
+            // Copied (or refused): the buffer is free again either way.
+            self.tx_free.push(slot);
+            if rc == 0 {
+                return true;
+            }
+            rc
+        } else {
+            let ctx = self.ctx(slot);
+            // SAFETY: buffer and context stay ours until the send's completion returns the
+            // slot.
+            let rc = unsafe { self.ep.tsend(buf, HDR + n, to, TAG_MSG, ctx) };
+            if rc == 0 {
+                return true;
+            }
+            self.tx_free.push(slot);
+            rc
+        };
         if rc != -FI_EAGAIN {
             self.fail(format!(
                 "fi_tsend to rank {}: {}",
@@ -669,7 +708,9 @@ impl NetEngine {
                     seq,
                     total: bytes as u64,
                     sreq,
-                    addr: buf as u64,
+                    // Only a rendezvous request names the sender's buffer: eager messages
+                    // leave it zero, so that small ones take the short header.
+                    addr: if kind == MsgKind::Rts { buf as u64 } else { 0 },
                     ..Hdr::default()
                 };
                 let sent = self.emit(dest, h, |out| {
@@ -1079,8 +1120,27 @@ impl NetEngine {
     }
 
     /// Receive buffer `slot` got a message of `got` bytes.
-    fn arrived(&mut self, slot: u32, got: usize) {
-        let buf = self.buf_ro(slot);
+    fn arrived(&mut self, slot: u32, mut got: usize) {
+        let buf = self.buf(slot);
+        // SAFETY: a receive buffer holds BUF ≥ 4 bytes; it is aligned.
+        if got >= SHORT_HDR && unsafe { buf.cast::<u32>().read() } & SHORT_BIT != 0 {
+            if got > BUF - (HDR - SHORT_HDR) {
+                self.fail(format!("a short-header message of {got} bytes"));
+                self.rx_unposted.push(slot);
+                return;
+            }
+            // Back to the full layout: the payload moves behind a whole header, whose `rreq`
+            // and `addr` are zero.
+            // SAFETY: the buffer holds `got` received bytes and room for HDR - SHORT_HDR more
+            // (checked above); `copy` handles the overlap.
+            unsafe {
+                std::ptr::copy(buf.add(SHORT_HDR), buf.add(HDR), got - SHORT_HDR);
+                std::ptr::write_bytes(buf.add(SHORT_HDR), 0, HDR - SHORT_HDR);
+                let kind = buf.cast::<u32>();
+                kind.write(kind.read() & !SHORT_BIT);
+            }
+            got += HDR - SHORT_HDR;
+        }
         if got < HDR {
             self.fail(format!("a message of {got} bytes, shorter than its header"));
             self.rx_unposted.push(slot);
@@ -1344,6 +1404,68 @@ mod tests {
             sreq: 7,
             buf: data.as_ptr(),
             bytes: data.len(),
+        }
+    }
+
+    /// Small messages, which go with a short header (and as injects where the provider's
+    /// inject size takes them), arrive with every field and payload byte as sent: eager
+    /// payloads of 0-40 bytes (across the short/full boundary), a synchronous send's token,
+    /// a rendezvous request's buffer address, and replies.
+    fn small_messages_arrive_whole(prov: &str) {
+        let (mut a, mut b) = pair(prov);
+        let data: Vec<u8> = (0..64u8)
+            .map(|i| i.wrapping_mul(7).wrapping_add(1))
+            .collect();
+        for (i, n) in (0..=40).enumerate() {
+            let kind = [MsgKind::Eager, MsgKind::EagerSync][i % 2];
+            a.send_or_queue(Outgoing::Msg {
+                dest: NET_PEER | 1,
+                kind,
+                env: Envelope {
+                    ctx: 9,
+                    src: 0,
+                    tag: 100 + n as i32,
+                },
+                sreq: 1000 + n as u64,
+                buf: data.as_ptr(),
+                bytes: n,
+            });
+            let r = next(&mut a, &mut b);
+            assert_eq!((r.kind, r.env.ctx, r.env.tag), (kind, 9, 100 + n as i32));
+            assert_eq!(
+                (r.sreq, r.rreq, r.addr, r.total),
+                (1000 + n as u64, 0, 0, n as u64)
+            );
+            assert_eq!(b.payload(&r), &data[..n], "payload of {n} bytes");
+            b.release(r.cell);
+        }
+        // A rendezvous request keeps its full header: the buffer address arrives.
+        a.send_or_queue(Outgoing::Msg {
+            dest: NET_PEER | 1,
+            kind: MsgKind::Rts,
+            env: Envelope {
+                ctx: 9,
+                src: 0,
+                tag: 5,
+            },
+            sreq: 44,
+            buf: data.as_ptr(),
+            bytes: 1 << 20,
+        });
+        let r = next(&mut a, &mut b);
+        assert_eq!((r.kind, r.sreq, r.total), (MsgKind::Rts, 44, 1 << 20));
+        assert_eq!(r.addr, data.as_ptr() as u64);
+        b.release(r.cell);
+        for (kind, rreq) in [(MsgKind::Ack, 0), (MsgKind::Cts, 12)] {
+            b.send_or_queue(Outgoing::Reply {
+                dest: NET_PEER,
+                kind,
+                sreq: 31,
+                rreq,
+            });
+            let r = next(&mut b, &mut a);
+            assert_eq!((r.kind, r.sreq, r.rreq), (kind, 31, rreq));
+            a.release(r.cell);
         }
     }
 
@@ -1612,6 +1734,16 @@ mod tests {
     #[test]
     fn sockets_carries_messages_in_order() {
         carries_messages_in_order("sockets");
+    }
+
+    #[test]
+    fn tcp_rxm_small_messages_arrive_whole() {
+        small_messages_arrive_whole("tcp;ofi_rxm");
+    }
+
+    #[test]
+    fn sockets_small_messages_arrive_whole() {
+        small_messages_arrive_whole("sockets");
     }
 
     #[test]

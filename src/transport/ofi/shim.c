@@ -218,6 +218,19 @@ ssize_t hympi_ofi_tsend(struct hympi_ofi *o, const void *buf, size_t len, uint64
     return fi_tsend(o->ep, buf, len, NULL, dest, tag, ctx);
 }
 
+/* Sends `len` bytes at `buf` to `dest` as a tagged inject: the provider copies them before
+ * it returns, and the send produces no completion. 0, -FI_EAGAIN (poll, then retry) or an
+ * error. Only up to `hympi_ofi_inject_max` bytes. */
+ssize_t hympi_ofi_tinject(struct hympi_ofi *o, const void *buf, size_t len, uint64_t dest,
+                          uint64_t tag) {
+    return fi_tinject(o->ep, buf, len, dest, tag);
+}
+
+/* Largest send the provider takes as an inject. */
+uint64_t hympi_ofi_inject_max(const struct hympi_ofi *o) {
+    return o->info->tx_attr->inject_size;
+}
+
 /* Posts a tagged receive into `buf` from any source, matching `tag` outside `ignore`. */
 ssize_t hympi_ofi_trecv(struct hympi_ofi *o, void *buf, size_t len, uint64_t tag,
                         uint64_t ignore, void *ctx) {
@@ -295,6 +308,12 @@ ssize_t hympi_ofi_tsend(struct hympi_ofi *o, const void *buf, size_t len, uint64
     (void)o; (void)buf; (void)len; (void)dest; (void)tag; (void)ctx;
     return -38;
 }
+ssize_t hympi_ofi_tinject(struct hympi_ofi *o, const void *buf, size_t len, uint64_t dest,
+                          uint64_t tag) {
+    (void)o; (void)buf; (void)len; (void)dest; (void)tag;
+    return -38;
+}
+uint64_t hympi_ofi_inject_max(const struct hympi_ofi *o) { (void)o; return 0; }
 ssize_t hympi_ofi_trecv(struct hympi_ofi *o, void *buf, size_t len, uint64_t tag,
                         uint64_t ignore, void *ctx) {
     (void)o; (void)buf; (void)len; (void)tag; (void)ignore; (void)ctx;
