@@ -14,9 +14,13 @@
  * barrier: back-to-back MPI_Barrier calls in 15 blocks; a block's time is its average per
  * call on the slowest rank; the median block is reported as one row of size 0.
  *
- * Options: -o barrier|reduce|reduce_scatter_block (default reduce), -s LIST sizes in bytes
- * (default 8 B .. 1 MiB, powers of two; multiples of 8), -i N samples per size (default by
- * size), -x N warm-up calls.  Output (OSU-style):
+ * exchange: back-to-back MPI_Sendrecv of -s bytes (MPI_BYTE, default 0, 1, 8, 64, 1024) with
+ * the partner rank ^ 1 (MPI_PROC_NULL for the last of an odd count), timed as barrier: the
+ * exchange a barrier or a small collective between two nodes is made of.
+ *
+ * Options: -o barrier|exchange|reduce|reduce_scatter_block (default reduce), -s LIST sizes
+ * in bytes (default 8 B .. 1 MiB, powers of two; multiples of 8 for the reductions), -i N
+ * samples per size (default by size), -x N warm-up calls.  Output (OSU-style):
  *     # Size      Time/op (us)
  */
 #include "bench_mpi.h"
@@ -24,7 +28,7 @@
 #define TAG_TIME 3
 #define BLOCKS 15
 
-enum { OP_BARRIER, OP_REDUCE, OP_RSB };
+enum { OP_BARRIER, OP_REDUCE, OP_RSB, OP_EXCHANGE };
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -54,26 +58,49 @@ static double contrib(int r, long i)
     return (double)(r + 1) * (double)(i % 1000 + 1);
 }
 
-static void barrier_row(int rank, int nranks, long iters, long skip)
+/* One call of a blocked row: MPI_Barrier, or an MPI_Sendrecv of `size` bytes with `peer`. */
+static void blocked_call(int op, char *sbuf, char *rbuf, long size, int peer)
+{
+    if (op == OP_BARRIER)
+        MPI_Barrier(MPI_COMM_WORLD);
+    else
+        MPI_Sendrecv(sbuf, (int)size, MPI_BYTE, peer, 0, rbuf, (int)size, MPI_BYTE, peer, 0,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+}
+
+/* Back-to-back calls in BLOCKS blocks; prints the median block's time per call (slowest
+ * rank) as the row of `size`. */
+static void blocked_row(int rank, int nranks, int op, long size, long iters, long skip)
 {
     double blocks[BLOCKS];
     long per = iters / BLOCKS > 0 ? iters / BLOCKS : 1, i;
-    int b;
+    int b, peer = (rank ^ 1) < nranks ? rank ^ 1 : MPI_PROC_NULL;
+    char *sbuf = malloc((size_t)size + 1), *rbuf = malloc((size_t)size + 1);
 
-    for (i = 0; i < skip; i++) MPI_Barrier(MPI_COMM_WORLD);
+    if (!sbuf || !rbuf) MPI_Abort(MPI_COMM_WORLD, 3);
+    memset(sbuf, rank + 1, (size_t)size + 1);
+    for (i = 0; i < skip; i++) blocked_call(op, sbuf, rbuf, size, peer);
     for (b = 0; b < BLOCKS; b++) {
         double t0, t;
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
-        for (i = 0; i < per; i++) MPI_Barrier(MPI_COMM_WORLD);
+        for (i = 0; i < per; i++) blocked_call(op, sbuf, rbuf, size, peer);
         t = (MPI_Wtime() - t0) / (double)per;
         blocks[b] = slowest(t, rank, nranks);
     }
+    /* The partner's bytes arrived (each rank sends rank + 1 in every byte). */
+    if (op == OP_EXCHANGE && peer != MPI_PROC_NULL && size > 0 &&
+        (rbuf[0] != (char)(peer + 1) || rbuf[size - 1] != (char)(peer + 1))) {
+        fprintf(stderr, "rank %d: exchange of %ld bytes delivered wrong data\n", rank, size);
+        MPI_Abort(MPI_COMM_WORLD, 4);
+    }
     if (rank == 0) {
         qsort(blocks, BLOCKS, sizeof blocks[0], cmp_double);
-        printf("%-10d%18.3f\n", 0, blocks[BLOCKS / 2] * 1e6);
+        printf("%-10ld%18.3f\n", size, blocks[BLOCKS / 2] * 1e6);
         fflush(stdout);
     }
+    free(sbuf);
+    free(rbuf);
 }
 
 int main(int argc, char **argv)
@@ -81,7 +108,8 @@ int main(int argc, char **argv)
     int rank, nranks, c, op = OP_REDUCE, nsizes = 0, k;
     long sizes[BENCH_MAX_SIZES], max_size = 0, iters_opt = -1, skip_opt = -1;
     const char *list = NULL;
-    const char *names[] = {"MPI_Barrier", "MPI_Reduce (root 0)", "MPI_Reduce_scatter_block"};
+    const char *names[] = {"MPI_Barrier", "MPI_Reduce (root 0)", "MPI_Reduce_scatter_block",
+                           "MPI_Sendrecv with rank ^ 1"};
     double *sbuf, *rbuf, *samples;
 
     MPI_Init(&argc, &argv);
@@ -91,6 +119,7 @@ int main(int argc, char **argv)
         switch (c) {
         case 'o':
             op = strcmp(optarg, "barrier") == 0 ? OP_BARRIER
+                 : strcmp(optarg, "exchange") == 0 ? OP_EXCHANGE
                  : strcmp(optarg, "reduce") == 0 ? OP_REDUCE
                  : strcmp(optarg, "reduce_scatter_block") == 0 ? OP_RSB : -1;
             break;
@@ -102,7 +131,8 @@ int main(int argc, char **argv)
     }
     if (op < 0) {
         if (rank == 0)
-            fprintf(stderr, "usage: %s [-o barrier|reduce|reduce_scatter_block] [-s bytes,...] "
+            fprintf(stderr, "usage: %s [-o barrier|exchange|reduce|reduce_scatter_block] "
+                            "[-s bytes,...] "
                             "[-i iters] [-x skip]\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
@@ -112,11 +142,21 @@ int main(int argc, char **argv)
              tok = strtok_r(NULL, ",", &save))
             sizes[nsizes++] = atol(tok);
         free(copy);
+    } else if (op == OP_EXCHANGE) {
+        long s[] = {0, 1, 8, 64, 1024};
+        for (k = 0; k < 5; k++) sizes[nsizes++] = s[k];
     } else {
         long s;
         for (s = 8; s <= 1024L * 1024; s *= 2) sizes[nsizes++] = s;
     }
     for (k = 0; k < nsizes; k++) {
+        if (op == OP_EXCHANGE) {
+            if (sizes[k] < 0 || sizes[k] > (1L << 28)) {
+                if (rank == 0) fprintf(stderr, "sizes must be in 0..256 MiB\n");
+                MPI_Abort(MPI_COMM_WORLD, 2);
+            }
+            continue;
+        }
         if (sizes[k] < 8 || sizes[k] % 8 != 0 || sizes[k] > (1L << 28)) {
             if (rank == 0) fprintf(stderr, "sizes must be multiples of 8 in 8..256 MiB\n");
             MPI_Abort(MPI_COMM_WORLD, 2);
@@ -125,15 +165,22 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
         printf("# hympi-bench %s, %d ranks%s\n", names[op], nranks,
-               op == OP_BARRIER ? ", median of 15 blocks of back-to-back calls"
+               op == OP_BARRIER || op == OP_EXCHANGE
+                   ? ", median of 15 blocks of back-to-back calls"
                                 : ", MPI_SUM of doubles, bytes per rank, median per call after "
                                   "a barrier (slowest rank)");
         printf("# Size      Time/op (us)\n");
         fflush(stdout);
     }
-    if (op == OP_BARRIER) {
+    if (op == OP_BARRIER || op == OP_EXCHANGE) {
         long iters = iters_opt >= 0 ? iters_opt : 15000;
-        barrier_row(rank, nranks, iters < 1 ? 1 : iters, skip_opt >= 0 ? skip_opt : 1000);
+        if (op == OP_BARRIER) {
+            nsizes = 1;
+            sizes[0] = 0;
+        }
+        for (k = 0; k < nsizes; k++)
+            blocked_row(rank, nranks, op, sizes[k], iters < 1 ? 1 : iters,
+                        skip_opt >= 0 ? skip_opt : 1000);
         MPI_Finalize();
         return 0;
     }
