@@ -652,30 +652,28 @@ impl NetEngine {
             fill(std::slice::from_raw_parts_mut(buf.add(head), n));
         }
         let to = self.addrs[(dest & !NET_PEER) as usize];
-        let rc = if head + n <= self.inject_max {
+        let inject = head + n <= self.inject_max;
+        let rc = if inject {
             // SAFETY: the buffer holds head + n bytes, copied by the provider before it
             // returns.
-            let rc = unsafe { self.ep.tinject(buf, head + n, to, TAG_MSG) };
-            // Copied (or refused): the buffer is free again either way.
-            self.tx_free.push(slot);
-            if rc == 0 {
-                return true;
-            }
-            rc
+            unsafe { self.ep.tinject(buf, head + n, to, TAG_MSG) }
         } else {
             let ctx = self.ctx(slot);
             // SAFETY: buffer and context stay ours until the send's completion returns the
             // slot.
-            let rc = unsafe { self.ep.tsend(buf, HDR + n, to, TAG_MSG, ctx) };
-            if rc == 0 {
-                return true;
-            }
-            self.tx_free.push(slot);
-            rc
+            unsafe { self.ep.tsend(buf, HDR + n, to, TAG_MSG, ctx) }
         };
+        // An inject's buffer is free once the call returns; a refused send's too.
+        if inject || rc != 0 {
+            self.tx_free.push(slot);
+        }
+        if rc == 0 {
+            return true;
+        }
         if rc != -FI_EAGAIN {
             self.fail(format!(
-                "fi_tsend to rank {}: {}",
+                "{} to rank {}: {}",
+                if inject { "fi_tinject" } else { "fi_tsend" },
                 dest & !NET_PEER,
                 ffi::strerror(rc as i64)
             ));
