@@ -560,7 +560,7 @@ pub fn persistent(rt: &mut Runtime, sched: Schedule) -> MpiResult<usize> {
 /// false when `rid` is not a persistent collective.
 pub fn start_persistent(rt: &mut Runtime, rid: u32) -> MpiResult<bool> {
     let r = rt.reqs.get_mut(rid).expect("live request");
-    let Some(parked) = r.extra.as_mut().and_then(|e| e.schedule.take()) else {
+    let Some(parked) = r.extra_mut().and_then(|e| e.schedule.take()) else {
         return Ok(false);
     };
     let s = match parked.downcast::<Schedule>() {

@@ -163,8 +163,7 @@ pub(crate) unsafe fn MPI_Grequest_complete(request: MPI_Request) -> MpiResult<()
         }
         r.set_done(true);
         Ok(if r.user_freed() {
-            r.extra
-                .as_mut()
+            r.extra_mut()
                 .and_then(|e| e.grequest.take())
                 .map(|g| (rid, g))
         } else {

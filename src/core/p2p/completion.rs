@@ -44,8 +44,7 @@ pub fn finish(rt: &mut Runtime, rid: u32, slot: &mut MPI_Request) -> (Status, u3
         r.set_done(true);
     } else if r.kind == ReqKind::Generalized {
         taken = r
-            .extra
-            .as_mut()
+            .extra_mut()
             .and_then(|e| e.grequest.take())
             .map(|g| (rid, g));
         *slot = MPI_REQUEST_NULL as MPI_Request;

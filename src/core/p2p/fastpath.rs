@@ -36,8 +36,9 @@ use crate::transport::wire::MsgKind;
 use crate::transport::Transport;
 
 /// The handle of the shared complete send request (`request::DONE_SEND`: VCI 0, index 0,
-/// generation 1).
-pub const DONE_SEND_HANDLE: usize = (1 << 38) | (1 << 12) | kind::REQUEST;
+/// generation 0): small enough for the compares and stores of the fast paths to take it as
+/// an immediate operand, instead of a register of their own.
+pub const DONE_SEND_HANDLE: usize = (1 << 12) | kind::REQUEST;
 
 /// Access modes of the fast paths (picked from [`runtime::fast_state`] and passed as a const
 /// generic parameter, so that each mode gets its own copy of a path and none tests the mode
@@ -93,7 +94,10 @@ pub(crate) fn plain_recv(r: &Request) -> bool {
     debug_assert!(r.internal() || r.parent == NO_PARENT);
     // Kind and flags compared as one 16-bit value (adjacent bytes: one load, one compare).
     let kind_flags = (r.kind as u16) << 8 | r.flags as u16;
-    kind_flags == (ReqKind::Recv as u16) << 8 | flag::ACTIVE as u16 && r.extra.is_none()
+    // No out-of-line state: `flag::EXTRA` is clear.
+    let plain = kind_flags == (ReqKind::Recv as u16) << 8 | flag::ACTIVE as u16;
+    debug_assert!(!plain || r.extra_ref().is_none());
+    plain
 }
 
 /// Copies a message into a plain receive request and completes it.
@@ -681,10 +685,9 @@ fn recv_or_post(
 /// A request the fast completion paths may finish: complete, plain and successful.
 #[inline(always)]
 fn finishable(r: &Request) -> bool {
-    const MASK: u8 = flag::DONE | flag::ACTIVE | flag::PERSISTENT | flag::USER_FREED;
-    r.flags & MASK == flag::DONE | flag::ACTIVE
-        && r.extra.is_none()
-        && r.status.error == MPI_SUCCESS
+    // `flag::EXTRA` clear: no out-of-line state.
+    const MASK: u8 = flag::DONE | flag::ACTIVE | flag::PERSISTENT | flag::USER_FREED | flag::EXTRA;
+    r.flags & MASK == flag::DONE | flag::ACTIVE && r.status.error == MPI_SUCCESS
 }
 
 /// `MPI_Waitall` / `MPI_Testall` fast path over requests that are all complete: frees them,
@@ -897,10 +900,7 @@ pub(crate) unsafe fn finish_status_prefix(
         } else {
             // `finishable` checks that it owns no out-of-line state (`extra`, the only
             // field with drop glue, is `None`).
-            if !s
-                .reqs
-                .free_plain_handle(handle, finishable, |r| r.status.write(out, false))
-            {
+            if !finish_status_one(s, handle, out) {
                 return i;
             }
         }
@@ -908,6 +908,15 @@ pub(crate) unsafe fn finish_status_prefix(
         i += 1;
     }
     i
+}
+
+/// The step of [`finish_status_prefix`] for one request `handle` that is neither null nor
+/// the shared complete send: frees it and writes its status to `out` if it is complete,
+/// plain and successful. Whether it did.
+#[inline(always)]
+pub(crate) fn finish_status_one(s: &mut VciState, handle: usize, out: &mut MPI_Status) -> bool {
+    s.reqs
+        .free_plain_handle(handle, finishable, |r| r.status.write(out, false))
 }
 
 /// Writes [`Status::EMPTY`] to `out` (`MPI_ERROR` untouched) with immediate operands only:

@@ -27,12 +27,13 @@ use crate::core::datatype;
 use crate::core::objects::comm::CONTEXTS_PER_ID;
 use crate::core::objects::slab::Slab;
 use crate::core::p2p::fastpath::{
-    complete_recv, finish_each, finish_plain, finish_status_prefix, finish_status_run,
-    plain_posted_at, plain_posted_index, write_empty_status, DONE_SEND_HANDLE,
+    complete_recv, finish_each, finish_plain, finish_status_one, finish_status_prefix,
+    finish_status_run, plain_posted_at, plain_posted_index, rank_in, write_empty_status,
+    DONE_SEND_HANDLE,
 };
 use crate::core::p2p::matching::{Pattern, Posted};
 use crate::core::p2p::request::{ReqKind, Request};
-use crate::core::threads::vci::{LeafSlot, LeafWays, VciState};
+use crate::core::threads::vci::{FastComm, LeafSlot, LeafWays, VciState};
 use crate::mpi_abi::consts::*;
 use crate::mpi_abi::types::{MPI_Request, MPI_Status};
 
@@ -231,23 +232,28 @@ fn complete_self_send<const ONE_VCI: bool>(
     Some((r.buf, n))
 }
 
-/// Bytes of a receive the `MPI_Irecv` leaf may take: predefined contiguous type, valid count
-/// and tag, a buffer and a request pointer.
+/// Bytes of a receive the `MPI_Irecv` leaf may take: predefined contiguous type, valid count,
+/// a buffer and a request pointer (source and tag: [`post`]).
 #[inline(always)]
-fn recv_bytes(
-    buf: *mut u8,
-    count: i32,
-    dt: usize,
-    tag: i32,
-    request: *mut MPI_Request,
-) -> Option<usize> {
+fn recv_bytes(buf: *mut u8, count: i32, dt: usize, request: *mut MPI_Request) -> Option<usize> {
     let Some(size) = datatype::contiguous_size(dt) else {
         return decline();
     };
-    if count < 0 || (tag < 0 && tag != MPI_ANY_TAG) || buf.is_null() || request.is_null() {
+    if count < 0 || buf.is_null() || request.is_null() {
         return decline();
     }
     Some(count as usize * size)
+}
+
+/// Whether a receive from `src` with tag `tag`, one of them negative, may be posted by the
+/// leaf on communicator `c`: wildcards (`MPI_ANY_SOURCE`, `MPI_ANY_TAG`) are, unless the
+/// communicator's assertions spread it over the VCIs (the full path reports those asserted
+/// away); other negative values (`MPI_PROC_NULL`, invalid ones) go to the full path.
+#[inline(always)]
+fn wildcards_postable(c: &FastComm, src: i32, tag: i32) -> bool {
+    (rank_in(src, c.size) || src == MPI_ANY_SOURCE)
+        && (tag >= 0 || tag == MPI_ANY_TAG)
+        && crate::core::threads::spread::mode(c.ctx / CONTEXTS_PER_ID) == 0
 }
 
 /// `MPI_Irecv` (predefined contiguous type) below MULTIPLE, on VCI 0's state `s`, for a
@@ -269,7 +275,7 @@ pub unsafe fn irecv_post_direct(
     comm: usize,
     request: *mut MPI_Request,
 ) -> bool {
-    let Some(bytes) = recv_bytes(buf, count, dt, tag, request) else {
+    let Some(bytes) = recv_bytes(buf, count, dt, request) else {
         return false;
     };
     let Some(h) = post(s, 0, buf, bytes, src, tag, comm) else {
@@ -298,7 +304,7 @@ pub unsafe fn irecv_post_locked(
     comm: usize,
     request: *mut MPI_Request,
 ) -> Locked {
-    let Some(bytes) = recv_bytes(buf, count, dt, tag, request) else {
+    let Some(bytes) = recv_bytes(buf, count, dt, request) else {
         return Locked::Declined;
     };
     // SAFETY: not inside the slow path (caller's contract); the state is used until the
@@ -337,12 +343,13 @@ fn post(
     if c.handle != comm {
         return decline();
     }
-    if !((src as u32) < (c.size as u32) || src == MPI_ANY_SOURCE) {
-        return decline();
-    }
-    // Wildcards on a communicator spread by its assertions: the full path (which reports
-    // those asserted away).
-    if (src | tag) < 0 && crate::core::threads::spread::mode(c.ctx / CONTEXTS_PER_ID) != 0 {
+    // A source and a tag that are both >= 0 need one compare; wildcards and invalid values
+    // take the branch.
+    if (src | tag) < 0 {
+        if !wildcards_postable(c, src, tag) {
+            return decline();
+        }
+    } else if !rank_in(src, c.size) {
         return decline();
     }
     if s.reqs.next_reused().is_none() {
@@ -509,8 +516,15 @@ pub unsafe fn waitall_statuses_locked(
     let Some(s) = (unsafe { slot.enter() }) else {
         return (declined_locked(false), None, front);
     };
-    // SAFETY: forwarded from the caller; the first `front` entries are finished.
-    let done = unsafe { finish_status_prefix(s, reqs, statuses, front) };
+    // The request found above first (without loading and testing its handle again), then
+    // the rest.
+    // SAFETY: entry `front` exists (caller's contract).
+    if !finish_status_one(s, handle, unsafe { &mut *statuses.add(front) }) {
+        return (declined_locked(true), Some(slot), front);
+    }
+    reqs[front] = MPI_REQUEST_NULL as MPI_Request;
+    // SAFETY: forwarded from the caller; the first `front + 1` entries are finished.
+    let done = unsafe { finish_status_prefix(s, reqs, statuses, front + 1) };
     if done != reqs.len() {
         return (declined_locked(true), Some(slot), done);
     }

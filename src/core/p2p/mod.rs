@@ -248,7 +248,7 @@ impl Runtime {
             return;
         };
         r.set_done(true);
-        if r.extra.is_some() {
+        if r.extra_ref().is_some() {
             unpack_on_completion(r);
         }
         if r.user_freed() || r.internal() {
@@ -269,7 +269,7 @@ impl Runtime {
         let Some(p) = self.reqs.get_mut(parent) else {
             return;
         };
-        if p.extra.as_ref().is_some_and(|e| e.part.is_some()) {
+        if p.extra_ref().is_some_and(|e| e.part.is_some()) {
             // A segment of a partitioned request.
             return crate::core::p2p::part::segment_done(self, parent, status);
         }
@@ -945,7 +945,7 @@ impl Runtime {
         let n = (total as usize).min(r.cap);
         // A contiguous sender's block is read straight into our segments when they are large
         // enough (HYMPI_DT_IOV_MIN); otherwise we ask for a stream and unpack it as it comes.
-        let layout = r.extra.as_ref().and_then(|e| e.layout.as_ref());
+        let layout = r.extra_ref().and_then(|e| e.layout.as_ref());
         let vectored = match nseg {
             RTS_STREAM => false,
             0 => layout.is_none_or(|l| l.avg_segment() >= iov_min),
@@ -1240,7 +1240,7 @@ impl Runtime {
                         let r = self.reqs.get_mut(rid).unwrap();
                         let n = r.status.bytes as usize;
                         let head = split_point(n);
-                        let e = r.extra.as_ref().unwrap();
+                        let e = r.extra_ref().unwrap();
                         let (saddr, src) = (e.stream_total, e.stream_got as u32);
                         // SAFETY: [head, n) lies inside the receive buffer of `cap` ≥ n bytes.
                         if unsafe {
@@ -1313,7 +1313,7 @@ impl Runtime {
 
     /// Tells `copy_choice` that the timed copy of receive `rid` (if it is one) is done.
     fn finish_timed_copy(&mut self, rid: u32) {
-        let Some(e) = self.reqs.get_mut(rid).and_then(|r| r.extra.as_mut()) else {
+        let Some(e) = self.reqs.get_mut(rid).and_then(|r| r.extra_mut()) else {
             return;
         };
         if e.timed_bytes != 0 {
@@ -1329,7 +1329,7 @@ impl Runtime {
             return;
         };
         let r = self.reqs.get(rid).unwrap();
-        let layout = r.extra.as_ref().and_then(|e| e.layout.clone());
+        let layout = r.extra_ref().and_then(|e| e.layout.clone());
         let gather = layout.map(|l| Box::new(l) as Box<dyn crate::transport::wire::Gather>);
         shm.start_stream(dest, sreq, rreq, r.buf as *const u8, r.cap, gather);
     }
@@ -1362,7 +1362,7 @@ fn pack(buf: *const u8, span: usize, unit: TypeInfo) -> Vec<u8> {
 #[cold]
 fn unpack_on_completion(r: &mut crate::core::p2p::request::Request) {
     let bytes = r.status.bytes as usize;
-    let e = r.extra.as_mut().unwrap();
+    let e = r.extra_mut().unwrap();
     let Some((dst, unit)) = e.unpack.take() else {
         return;
     };
@@ -1377,8 +1377,7 @@ fn unpack_on_completion(r: &mut crate::core::p2p::request::Request) {
 fn deliver_layout(r: &mut crate::core::p2p::request::Request, off: usize, data: &[u8]) {
     let base = r.buf as usize;
     let l = r
-        .extra
-        .as_ref()
+        .extra_ref()
         .and_then(|e| e.layout.as_ref())
         .expect("noncontiguous receive has a layout");
     // SAFETY: the receive buffer is a valid buffer of this layout, and `off + len` is within
@@ -1409,7 +1408,7 @@ fn vectored_read<T: Transport>(
             .map(|s| (s[0] as usize, s[1] as usize))
             .collect()
     };
-    let layout = r.extra.as_ref().and_then(|e| e.layout.as_ref());
+    let layout = r.extra_ref().and_then(|e| e.layout.as_ref());
     let (mut ri, mut roff) = (0usize, 0usize);
     let mut done = 0usize;
     while done < n {

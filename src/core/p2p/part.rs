@@ -244,14 +244,14 @@ pub struct PartArgs {
 
 /// The partitioned state of request `rid`, if it is one.
 pub fn part_of(rt: &mut Runtime, rid: u32) -> Option<&mut Part> {
-    rt.reqs.get_mut(rid)?.extra.as_mut()?.part.as_deref_mut()
+    rt.reqs.get_mut(rid)?.extra_mut()?.part.as_deref_mut()
 }
 
 /// Whether request `rid` is partitioned.
 pub fn is_part(rt: &Runtime, rid: u32) -> bool {
     rt.reqs
         .get(rid)
-        .and_then(|r| r.extra.as_ref())
+        .and_then(|r| r.extra_ref())
         .is_some_and(|e| e.part.is_some())
 }
 

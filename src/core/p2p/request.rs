@@ -190,6 +190,10 @@ pub mod flag {
     /// The buffer is laid out by a derived datatype (in `extra.layout`); `cap` counts packed
     /// bytes.
     pub const NONCONTIG: u8 = 32;
+    /// The request may own out-of-line state ([`Request::extra`] set it): the fast paths,
+    /// which compare the flags with exact values, take no such request, and so need not
+    /// look at the state itself.
+    pub const EXTRA: u8 = 64;
 }
 
 /// One operation.
@@ -211,8 +215,8 @@ pub struct Request {
     pub buf: *mut u8,
     /// Receive buffer capacity in bytes (or the rendezvous send length).
     pub cap: usize,
-    /// Rarely used state.
-    pub extra: Option<Box<Extra>>,
+    /// Rarely used state, created by [`Request::extra`], which also sets [`flag::EXTRA`].
+    extra: Option<Box<Extra>>,
 }
 
 macro_rules! flag_accessors {
@@ -284,9 +288,22 @@ impl Request {
         self.extra.as_ref().and_then(|e| e.grequest)
     }
 
-    /// The out-of-line state, created on first use.
+    /// The out-of-line state, created on first use (and [`flag::EXTRA`] set with it).
     pub fn extra(&mut self) -> &mut Extra {
+        self.flags |= flag::EXTRA;
         self.extra.get_or_insert_with(Default::default)
+    }
+
+    /// The out-of-line state, if the request has some.
+    #[inline]
+    pub fn extra_ref(&self) -> Option<&Extra> {
+        self.extra.as_deref()
+    }
+
+    /// The out-of-line state, mutable, if the request has some.
+    #[inline]
+    pub fn extra_mut(&mut self) -> Option<&mut Extra> {
+        self.extra.as_deref_mut()
     }
 }
 

@@ -141,7 +141,7 @@ pub(super) fn start_one(rt: &mut Runtime, h: MPI_Request) -> MpiResult<()> {
         return Ok(());
     }
     let r = rt.reqs.get_mut(rid).unwrap();
-    let Some(op) = r.extra.as_ref().and_then(|e| e.persistent.clone()) else {
+    let Some(op) = r.extra_ref().and_then(|e| e.persistent.clone()) else {
         return fail(MPI_ERR_REQUEST, "MPI_Start needs a persistent request");
     };
     if r.active() {
