@@ -540,7 +540,13 @@ fn trace_args(f: &Func) -> String {
 
 /// The calls whose leaf fast paths record them in the trace themselves
 /// (`src/abi/imp/p2p/send_recv.rs`, `completion.rs`: the `*_traced_entry` functions).
-const LEAF_TRACED: [&str; 4] = ["MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall"];
+const LEAF_TRACED: [&str; 5] = [
+    "MPI_Isend",
+    "MPI_Irecv",
+    "MPI_Wait",
+    "MPI_Waitall",
+    "MPI_Test",
+];
 
 fn gen_entry(s: &mut String, f: &Func, implemented: bool) {
     let sig: Vec<String> = f

@@ -2,9 +2,10 @@
  * Software-overhead kernel: on MPI_COMM_SELF, N iterations of
  *     MPI_Irecv(8 B) + MPI_Isend(8 B) + MPI_Waitall(2)
  * to self.  Usage: self_overhead [N] [single|funneled|serialized|multiple]
- * [ignore|statuses|wait] (defaults 1000000, single, ignore): the completion is
- * MPI_Waitall with MPI_STATUSES_IGNORE, MPI_Waitall with an array of statuses,
- * or MPI_Wait on each request with a status.  Thread level is requested with
+ * [ignore|statuses|wait|test] (defaults 1000000, single, ignore): the completion
+ * is MPI_Waitall with MPI_STATUSES_IGNORE, MPI_Waitall with an array of
+ * statuses, MPI_Wait on each request with a status, or MPI_Test on each
+ * request with a status (until it reports completion).  Thread level is requested with
  * MPI_Init_thread.  Run as a singleton (no launcher).
  *
  * Natively it reports the time per iteration in ns.  Under
@@ -51,8 +52,9 @@ int main(int argc, char **argv)
     if (!strcmp(completion, "ignore")) mode = 0;
     else if (!strcmp(completion, "statuses")) mode = 1;
     else if (!strcmp(completion, "wait")) mode = 2;
+    else if (!strcmp(completion, "test")) mode = 3;
     else {
-        fprintf(stderr, "usage: %s [N] [LEVEL] [ignore|statuses|wait]\n", argv[0]);
+        fprintf(stderr, "usage: %s [N] [LEVEL] [ignore|statuses|wait|test]\n", argv[0]);
         return 2;
     }
     if (n < 0) n = 0;
@@ -68,9 +70,16 @@ int main(int argc, char **argv)
             MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
         else if (mode == 1)
             MPI_Waitall(2, req, st);
-        else {
+        else if (mode == 2) {
             MPI_Wait(&req[0], &st[0]);
             MPI_Wait(&req[1], &st[1]);
+        } else {
+            int done = 0;
+            while (!done)
+                MPI_Test(&req[0], &done, &st[0]);
+            done = 0;
+            while (!done)
+                MPI_Test(&req[1], &done, &st[1]);
         }
     }
     if (n > 0 && mode != 0 && (st[0].MPI_SOURCE != 0 || st[0].MPI_TAG != 0)) {

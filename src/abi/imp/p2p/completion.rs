@@ -412,7 +412,138 @@ pub(super) unsafe fn wait_general(
     Ok(())
 }
 
+/// `MPI_Test`: for a request that is null, the shared complete send, or complete, plain and
+/// successful, the `MPI_Wait` leaves (which finish it and write its status) and a flag of 1;
+/// everything else, and every error, in [`test_general_entry`]. Each way is a function of its
+/// own, which the C entry point reaches by a jump.
+#[inline(always)]
 pub(crate) unsafe fn MPI_Test(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> Leaf {
+    let way = vci::leaf_ways().way();
+    // SAFETY: a C entry point, which drops the state before it returns (the leaf in
+    // `test_direct_entry` uses it and returns); the caller's arguments, forwarded.
+    Leaf(unsafe {
+        if let Some(s) = way.direct() {
+            test_direct_entry(request, flag, status, s)
+        } else if way.locked() {
+            test_locked_entry(request, flag, status)
+        } else if crate::core::diag::trace_on() {
+            test_traced_entry(request, flag, status)
+        } else {
+            test_general_entry(request, flag, status)
+        }
+    })
+}
+
+/// `MPI_Test` on the direct way (VCI 0's state `s`): [`leaf::waitall_statuses_direct`] or,
+/// with `MPI_STATUS_IGNORE`, [`leaf::waitall_done_direct`], for one request.
+#[inline(never)]
+unsafe extern "C" fn test_direct_entry(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+    s: *mut vci::VciState,
+) -> c_int {
+    if !flag.is_null() && !request.is_null() {
+        // SAFETY: the direct way's state, used only here; one request and (unless null) one
+        // status, the caller's.
+        let done = unsafe {
+            let s = &mut *s;
+            if status.is_null() {
+                leaf::waitall_done_direct(s, 1, request, status)
+            } else {
+                let end = request.add(1);
+                leaf::waitall_statuses_direct(s, request, status, end).0 == end
+            }
+        };
+        if done {
+            // SAFETY: checked not null; the caller's flag.
+            unsafe { *flag = 1 };
+            return 0;
+        }
+    }
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { test_general_entry(request, flag, status) }
+}
+
+/// `MPI_Test` under the lock-based thread models: [`leaf::waitall_statuses_locked`] or,
+/// with `MPI_STATUS_IGNORE`, [`leaf::waitall_done_locked`], for one request.
+#[inline(never)]
+unsafe extern "C" fn test_locked_entry(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    if !flag.is_null() {
+        let ways = vci::leaf_ways();
+        // SAFETY: a C entry point, not inside the slow path; one request and (unless null)
+        // one status, the caller's.
+        let (outcome, slot) = unsafe {
+            if status.is_null() {
+                leaf::waitall_done_locked(ways, 1, request, status)
+            } else {
+                let (outcome, slot, _) = leaf::waitall_statuses_locked(ways, 1, request, status);
+                (outcome, slot)
+            }
+        };
+        match (outcome, slot) {
+            (Locked::Done, _) => {
+                // SAFETY: checked not null; the caller's flag.
+                unsafe { *flag = 1 };
+                return 0;
+            }
+            (Locked::Wake, Some(slot)) => {
+                // SAFETY: as above.
+                unsafe { *flag = 1 };
+                return leaf_wake_entry(slot);
+            }
+            (Locked::Held, Some(slot)) => {
+                // SAFETY: the leaf took this slot's lock on this thread and kept it.
+                unsafe { slot.leave() };
+            }
+            _ => {}
+        }
+    }
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { test_general_entry(request, flag, status) }
+}
+
+/// `MPI_Test` recorded in the trace (`HYMPI_TRACE`): [`test_general`] under
+/// [`entry::call_recorded`].
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn test_traced_entry(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    entry::call_recorded(
+        "MPI_Test",
+        ErrObj::None,
+        |_| entry::CallArgs::default(),
+        // SAFETY: the caller's arguments, forwarded.
+        || unsafe { test_general(request, flag, status) },
+    )
+}
+
+/// `MPI_Test` beyond the leaves, with its own error handling: [`test_general`].
+#[inline(never)]
+unsafe extern "C" fn test_general_entry(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+) -> c_int {
+    // SAFETY: the caller's arguments, forwarded.
+    entry::call("MPI_Test", ErrObj::None, || unsafe {
+        test_general(request, flag, status)
+    })
+}
+
+/// `MPI_Test`: progress once if the request is not complete, then finish it if it is.
+unsafe fn test_general(
     request: *mut MPI_Request,
     flag: *mut c_int,
     status: *mut MPI_Status,
@@ -954,8 +1085,7 @@ pub(crate) unsafe fn MPI_Request_free(request: *mut MPI_Request) -> MpiResult<()
         } else if r.kind == ReqKind::Generalized && r.done() {
             // Its free_fn runs in this call, outside the lock; the request goes after it.
             return Ok(r
-                .extra
-                .as_mut()
+                .extra_mut()
                 .and_then(|e| e.grequest.take())
                 .map(|g| (rid, g)));
         } else if r.done() || !r.active() {
