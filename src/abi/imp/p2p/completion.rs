@@ -501,12 +501,31 @@ unsafe extern "C" fn test_locked_entry(
                 return leaf_wake_entry(slot);
             }
             (Locked::Held, Some(slot)) => {
-                // SAFETY: the leaf took this slot's lock on this thread and kept it.
-                unsafe { slot.leave() };
+                // SAFETY: the caller's arguments, forwarded; the leaf kept the slot's lock.
+                return unsafe { test_release_entry(request, flag, status, slot) };
             }
             _ => {}
         }
     }
+    // SAFETY: the caller's arguments, forwarded.
+    unsafe { test_general_entry(request, flag, status) }
+}
+
+/// `MPI_Test` whose locked leaf declined holding the lock of `slot`: releases it, then
+/// [`test_general_entry`]. Out of line, so that the leaf keeps no argument across a call.
+///
+/// # Safety
+/// The caller's arguments; the leaf took `slot`'s lock on this thread and kept it.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn test_release_entry(
+    request: *mut MPI_Request,
+    flag: *mut c_int,
+    status: *mut MPI_Status,
+    slot: &vci::LeafSlot,
+) -> c_int {
+    // SAFETY: the leaf took this slot's lock on this thread and kept it (caller's contract).
+    unsafe { slot.leave() };
     // SAFETY: the caller's arguments, forwarded.
     unsafe { test_general_entry(request, flag, status) }
 }
