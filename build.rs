@@ -539,7 +539,7 @@ fn trace_args(f: &Func) -> String {
 }
 
 /// The calls whose leaf fast paths record them in the trace themselves
-/// (`src/abi/imp/p2p/send_recv.rs`, `completion.rs`: the `*_traced_entry` functions).
+/// (`src/abi/imp/p2p/send_recv.rs`, `wait.rs`: the `*_traced_entry` functions).
 const LEAF_TRACED: [&str; 5] = [
     "MPI_Isend",
     "MPI_Irecv",

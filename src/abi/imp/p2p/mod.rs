@@ -28,6 +28,7 @@ mod probe;
 mod send_recv;
 mod sendrecv;
 mod status;
+mod wait;
 
 pub(crate) use buffer::*;
 pub(crate) use completion::*;
@@ -36,6 +37,7 @@ pub(crate) use probe::*;
 pub(crate) use send_recv::*;
 pub(crate) use sendrecv::*;
 pub(crate) use status::*;
+pub(crate) use wait::*;
 
 #[inline(always)]
 fn request_index(rt: &Runtime, h: MPI_Request) -> MpiResult<u32> {
