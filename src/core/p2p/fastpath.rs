@@ -959,10 +959,7 @@ pub(crate) unsafe fn finish_status_run(
         let handle = *h as usize;
         if handle == MPI_REQUEST_NULL || handle == DONE_SEND_HANDLE {
             write_empty_status(out);
-        } else if !s
-            .reqs
-            .free_plain_handle(handle, finishable, |r| r.status.write(out, false))
-        {
+        } else if !finish_status_one(s, handle, out) {
             // As in `finish_status_prefix`: not finishable, or listed twice.
             break;
         }

@@ -523,7 +523,7 @@ unsafe extern "C" fn test_release_entry(
 }
 
 /// `MPI_Test` recorded in the trace (`HYMPI_TRACE`): [`test_general`] under
-/// [`entry::call_recorded`].
+/// [`entry::call_recorded`], with the request it leaves (as the generated entry recorded it).
 #[cold]
 #[inline(never)]
 unsafe extern "C" fn test_traced_entry(
@@ -534,7 +534,17 @@ unsafe extern "C" fn test_traced_entry(
     entry::call_recorded(
         "MPI_Test",
         ErrObj::None,
-        |_| entry::CallArgs::default(),
+        // The request as the call left it (its VCI goes into the event, as for the other
+        // calls the generator records).
+        |code| entry::CallArgs {
+            request: if code == 0 {
+                // SAFETY: a successful call read and wrote the request through this pointer.
+                unsafe { request.as_ref() }.map(|r| *r as usize)
+            } else {
+                None
+            },
+            ..Default::default()
+        },
         // SAFETY: the caller's arguments, forwarded.
         || unsafe { test_general(request, flag, status) },
     )
